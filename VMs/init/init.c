@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VMs/init/init.c: PID 1 of every rcuwb guest (static, built with the
+ * kernel tree's tools/include/nolibc, as the rcutorture scripts do).
+ *
+ * The measurement runs inside the kernel (rcuscale, the mid-boot probe) and
+ * powers the guest off itself.  init only has to keep PID 1 alive: if PID 1
+ * exits the kernel panics.  It reports what the guest sees (online CPUs and
+ * NUMA nodes, from sysfs) in one line the runner can check, and powers the
+ * guest off at once when the kernel command line carries "rcuwb_poweroff"
+ * (the kernel passes unknown dot-less words to init as arguments), which the
+ * runner uses for boot-only guests such as the accelerator probe.
+ */
+
+static void put(const char *s)
+{
+	write(1, s, strlen(s));
+}
+
+/* Print the first line of a sysfs file, or "?" */
+static void put_file(const char *path)
+{
+	char buf[128];
+	ssize_t n;
+	int fd = open(path, O_RDONLY, 0);
+
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		put("?");
+		return;
+	}
+	buf[n] = '\0';
+	if (buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	put(buf);
+}
+
+int main(int argc, char **argv)
+{
+	int i, poweroff = 0;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "rcuwb_poweroff"))
+			poweroff = 1;
+
+	mount("sysfs", "/sys", "sysfs", 0, 0);
+	put("rcuwb-init: up cpus=");
+	put_file("/sys/devices/system/cpu/online");
+	put(" nodes=");
+	put_file("/sys/devices/system/node/online");
+	put("\n");
+
+	if (poweroff) {
+		put("rcuwb-init: powering off\n");
+		reboot(LINUX_REBOOT_CMD_POWER_OFF);
+	}
+	for (;;)
+		sleep(3600);
+	return 0;
+}
