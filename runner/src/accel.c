@@ -1,0 +1,112 @@
+/* accel.c: choose KVM or TCG by trying. */
+#define _GNU_SOURCE
+#include "accel.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static void cache_key(struct bench *b, char *out, size_t cap)
+{
+	char boot_id[64] = "?";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (f) {
+		if (!fgets(boot_id, sizeof(boot_id), f))
+			strcpy(boot_id, "?");
+		boot_id[strcspn(boot_id, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(out, cap, "%s qemu-%lu", boot_id, b->hv.qemu_version);
+}
+
+static int cached_verdict(struct bench *b, const char *path)
+{
+	char key[128], line[160];
+	FILE *f = fopen(path, "re");
+	int verdict = -1;
+
+	if (!f)
+		return -1;
+	cache_key(b, key, sizeof(key));
+	if (fgets(line, sizeof(line), f) && !strncmp(line, key, strlen(key)))
+		verdict = strstr(line + strlen(key), " kvm") ? 1 : 0;
+	fclose(f);
+	return verdict;
+}
+
+static void store_verdict(struct bench *b, const char *path, bool kvm)
+{
+	char key[128];
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return;
+	cache_key(b, key, sizeof(key));
+	fprintf(f, "%s %s\n", key, kvm ? "kvm" : "tcg");
+	fclose(f);
+}
+
+static bool kvm_boots(struct bench *b, const struct kernel_build *k)
+{
+	const char *t = getenv("RCUWB_KVM_PROBE_TIMEOUT");
+	struct bench probe = *b;
+	struct job j = { 0 };
+	bool ok;
+
+	probe.db = NULL;
+	probe.results_dir[0] = '\0';
+	probe.kvm = true;
+	run_spec_init(&j.spec);
+	j.spec.kind = RUN_BOOT;
+	j.spec.kernel = k;
+	topo_make(&j.spec.topo, 1, 0, 256, 0, 0, 0);
+	j.spec.timeout_s = t ? atoi(t) : 20;
+	info("rcuwb: trying a guest under KVM (up to %d s)...\n", j.spec.timeout_s);
+	ok = job_run(&probe, &j) == 0 && j.result.outcome == OUT_OK;
+	if (!ok)
+		info("rcuwb: KVM cannot run this guest here (%s%s%s): using TCG\n",
+		     outcome_name(j.result.outcome), j.result.detail[0] ? ": " : "", j.result.detail);
+	b->seq = probe.seq;
+	job_free(&j);
+	return ok;
+}
+
+int accel_choose(struct bench *b, const struct kernel_build *k, const char *mode)
+{
+	char path[PATH_MAX + 16];
+	int fd, v;
+
+	if (!strcmp(mode, "tcg")) {
+		b->kvm = false;
+		return 0;
+	}
+	if (!strcmp(mode, "kvm")) {
+		if (!hv_has_kvm(&b->hv))
+			return set_err("--accel kvm: libvirt offers no KVM domains on this host");
+		b->kvm = true;
+		return 0;
+	}
+	if (strcmp(mode, "auto"))
+		return set_err("--accel %s: give auto, kvm or tcg", mode);
+	b->kvm = false;
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || !hv_has_kvm(&b->hv)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "%s/accel-probe", b->results_dir);
+	v = cached_verdict(b, path);
+	if (v < 0) {
+		v = kvm_boots(b, k);
+		store_verdict(b, path, v);
+	}
+	b->kvm = v;
+	return 0;
+}

@@ -1,0 +1,15 @@
+/* accel.h: choose the accelerator: KVM where the host really runs a guest with it, else TCG. */
+#ifndef RCUWB_ACCEL_H
+#define RCUWB_ACCEL_H
+
+#include "job.h"
+
+/*
+ * mode "kvm", "tcg" or "auto".  auto boots a real guest under KVM (short
+ * timeout) and falls back to TCG if it does not come up: /dev/kvm existing
+ * proves nothing (a PVM-based host has it and cannot run a stock kernel).
+ * The verdict is cached per host boot and QEMU version in results_dir.
+ */
+int accel_choose(struct bench *b, const struct kernel_build *k, const char *mode);
+
+#endif

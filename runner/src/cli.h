@@ -1,0 +1,29 @@
+/* cli.h: the subcommands of rcuwb and the option helpers they share. */
+#ifndef RCUWB_CLI_H
+#define RCUWB_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/* Global options, parsed by main.c before the subcommand. */
+extern const char *opt_db;
+extern const char *opt_uri;
+
+int do_parse(int argc, char **argv);
+int do_boot(int argc, char **argv);
+int do_summary(int argc, char **argv);
+
+/* Strict number parsing: -1 with set_err() naming the option and the value. */
+int parse_int(const char *opt, const char *val, int min, int max, int *out);
+/* Unknown option / missing argument: the getopt error, with the command's usage hint. */
+int bad_usage(const char *cmd);
+/* Help text of a subcommand on stdout. */
+void print_usage(const char *text);
+
+#endif

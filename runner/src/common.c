@@ -1,0 +1,199 @@
+/* common.c: error reporting, output modes and small helpers. */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+bool json_output;
+bool quiet;
+
+static char errmsg[1024];
+
+int set_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *last_err(void)
+{
+	return errmsg[0] ? errmsg : "unknown error";
+}
+
+void report_err(void)
+{
+	if (json_output) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "error", json_object_new_string(last_err()));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else {
+		fprintf(stderr, "rcuwb: error: %s\n", last_err());
+	}
+}
+
+void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet || json_output)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+int buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *d;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d)
+			return set_err("out of memory");
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n, ret;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return set_err("out of memory");
+	ret = buf_append(b, s, (size_t)n);
+	free(s);
+	return ret;
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int path_fmt(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, cap, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap)
+		return set_err("path too long: %s...", out);
+	return 0;
+}
+
+int read_file(const char *path, struct buf *out)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return set_err("cannot open %s: %s", path, strerror(errno));
+	out->len = 0;
+	if (buf_append(out, "", 0) < 0)
+		goto fail;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if (buf_append(out, chunk, (size_t)n) < 0)
+			goto fail;
+	if (n < 0) {
+		set_err("cannot read %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+int write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return set_err("cannot create %s: %s", path, strerror(errno));
+	if (fwrite(data, 1, len, f) != len || fclose(f) != 0)
+		return set_err("cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int copy_file(const char *from, const char *to)
+{
+	struct buf b = { 0 };
+	int ret = read_file(from, &b);
+
+	if (ret == 0)
+		ret = write_file(to, b.data, b.len);
+	buf_free(&b);
+	return ret;
+}
+
+int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	char *p;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return set_err("path too long: %s", path);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return set_err("cannot create directory %s: %s", tmp, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		return set_err("cannot create directory %s: %s", tmp, strerror(errno));
+	return 0;
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void iso_time(double t, char out[32])
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

@@ -1,0 +1,291 @@
+/*
+ * db.c: the SQLite results database.
+ *
+ * One row in runs per guest run (failed ones too), its samples in samples,
+ * its mid-boot probe lines in probes.  A run is written in one transaction
+ * when it ends, so an interrupted matrix loses at most the runs in flight.
+ * The schema is versioned with PRAGMA user_version.
+ */
+#define _GNU_SOURCE
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "gpstats.h"
+
+#define SCHEMA_VERSION 1
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS runs ("
+	" id INTEGER PRIMARY KEY, matrix TEXT, cell TEXT NOT NULL, rep INTEGER,"
+	" kind TEXT NOT NULL, variant TEXT NOT NULL, kernel_version TEXT, config_sha TEXT,"
+	" kconfig_hz INTEGER, kconfig_preempt TEXT, kconfig_nohz TEXT, patches TEXT,"
+	" gp_mode TEXT, nwriters INTEGER, nreaders INTEGER, boot_params TEXT, cmdline TEXT,"
+	" vcpus INTEGER, sockets INTEGER, cores INTEGER, threads INTEGER, numa_nodes INTEGER,"
+	" mem_mib INTEGER, accel TEXT, qemu_version TEXT, libvirt_version TEXT, host TEXT,"
+	" host_pus INTEGER, pinned TEXT, oversub REAL, started_at TEXT, ended_at TEXT, wall_s REAL,"
+	" outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER, guest_nodes INTEGER,"
+	" boot_time_us INTEGER, gps INTEGER, batches INTEGER, nsamples INTEGER,"
+	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT);"
+	"CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix, cell, variant);"
+	"CREATE TABLE IF NOT EXISTS samples ("
+	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" writer INTEGER, seq INTEGER, duration_ns INTEGER);"
+	"CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id);"
+	"CREATE TABLE IF NOT EXISTS probes ("
+	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER, outcome TEXT,"
+	" gp_exp INTEGER, gp_normal INTEGER, sched TEXT);"
+	"CREATE INDEX IF NOT EXISTS probes_run ON probes(run_id);";
+
+const char *db_default_path(void)
+{
+	const char *e = getenv("RCUWB_DB");
+
+	return e && *e ? e : "results/rcuwb.db";
+}
+
+static int exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		set_err("sqlite: %s", msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+int db_open(const char *path, sqlite3 **db)
+{
+	sqlite3_stmt *st;
+	int version = 0;
+
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		set_err("cannot open results database %s: %s", path, sqlite3_errmsg(*db));
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	sqlite3_busy_timeout(*db, 10000);
+	if (sqlite3_prepare_v2(*db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > SCHEMA_VERSION) {
+		set_err("%s has schema version %d, newer than this rcuwb (%d): use a newer rcuwb",
+			path, version, SCHEMA_VERSION);
+		db_close(*db);
+		return -1;
+	}
+	if (exec(*db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;") ||
+	    exec(*db, schema) || exec(*db, "PRAGMA user_version=1")) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", last_err());
+		db_close(*db);
+		return set_err("%s: %s", path, msg);
+	}
+	return 0;
+}
+
+void db_close(sqlite3 *db)
+{
+	sqlite3_close(db);
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
+		      const struct console *c, const struct run_result *r)
+{
+	static const char sql[] =
+		"INSERT INTO runs (matrix, cell, rep, kind, variant, kernel_version, config_sha,"
+		" kconfig_hz, kconfig_preempt, kconfig_nohz, patches, gp_mode, nwriters, nreaders,"
+		" boot_params, cmdline, vcpus, sockets, cores, threads, numa_nodes, mem_mib, accel,"
+		" qemu_version, libvirt_version, host, host_pus, pinned, oversub, started_at, ended_at,"
+		" wall_s, outcome, outcome_detail, guest_cpus, guest_nodes, boot_time_us, gps, batches,"
+		" nsamples, p50_us, p90_us, p99_us, run_dir)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	const struct kernel_build *k = s->kernel;
+	char t0[32], t1[32];
+	struct gp_stats gs;
+	double *us = gp_samples_us(c);
+	sqlite3_stmt *st;
+	int i = 1, rc;
+
+	if (!us)
+		return set_err("out of memory");
+	gp_stats_compute(us, c->nsamples, &gs);
+	free(us);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return set_err("sqlite: %s", sqlite3_errmsg(db));
+	iso_time(e->started, t0);
+	iso_time(e->ended, t1);
+	bind_text(st, i++, s->matrix);
+	bind_text(st, i++, e->cell);
+	sqlite3_bind_int(st, i++, s->rep);
+	bind_text(st, i++, s->kind == RUN_PROBE ? "probe" : "rcuscale");
+	bind_text(st, i++, k->variant);
+	bind_text(st, i++, k->version);
+	bind_text(st, i++, k->config_sha);
+	sqlite3_bind_int(st, i++, k->hz);
+	bind_text(st, i++, k->preempt);
+	bind_text(st, i++, k->nohz);
+	bind_text(st, i++, k->patches_json ? k->patches_json : "[]");
+	bind_text(st, i++, gp_mode_name(s->gp));
+	sqlite3_bind_int(st, i++, s->nwriters);
+	sqlite3_bind_int(st, i++, s->nreaders);
+	bind_text(st, i++, s->boot_params);
+	bind_text(st, i++, e->cmdline);
+	sqlite3_bind_int(st, i++, (int)s->topo.vcpus);
+	sqlite3_bind_int(st, i++, (int)s->topo.sockets);
+	sqlite3_bind_int(st, i++, (int)s->topo.cores);
+	sqlite3_bind_int(st, i++, (int)s->topo.threads);
+	sqlite3_bind_int(st, i++, (int)(s->topo.nnodes ? s->topo.nnodes : 1));
+	sqlite3_bind_int(st, i++, (int)s->topo.mem_mib);
+	bind_text(st, i++, e->accel);
+	bind_text(st, i++, e->qemu_version);
+	bind_text(st, i++, e->libvirt_version);
+	bind_text(st, i++, e->host);
+	sqlite3_bind_int(st, i++, (int)e->host_pus);
+	bind_text(st, i++, e->pinned);
+	sqlite3_bind_double(st, i++, e->oversub);
+	bind_text(st, i++, t0);
+	bind_text(st, i++, t1);
+	sqlite3_bind_double(st, i++, e->ended - e->started);
+	bind_text(st, i++, outcome_name(r->outcome));
+	bind_text(st, i++, r->detail);
+	if (c->smp_cpus >= 0) {
+		sqlite3_bind_int(st, i++, c->smp_cpus);
+		sqlite3_bind_int(st, i++, c->smp_nodes);
+	} else {
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
+	if (c->boot_time_s >= 0)
+		sqlite3_bind_int64(st, i++, (sqlite3_int64)(c->boot_time_s * 1e6 + 0.5));
+	else
+		sqlite3_bind_null(st, i++);
+	if (c->have_summary) {
+		sqlite3_bind_int64(st, i++, c->gps);
+		sqlite3_bind_int64(st, i++, c->batches);
+	} else {
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
+	sqlite3_bind_int64(st, i++, (sqlite3_int64)c->nsamples);
+	if (gs.n) {
+		sqlite3_bind_double(st, i++, gs.p50);
+		sqlite3_bind_double(st, i++, gs.p90);
+		sqlite3_bind_double(st, i++, gs.p99);
+	} else {
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+		sqlite3_bind_null(st, i++);
+	}
+	bind_text(st, i++, e->run_dir);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : set_err("sqlite: storing run: %s", sqlite3_errmsg(db));
+}
+
+static int insert_samples(sqlite3 *db, int64_t id, const struct console *c)
+{
+	sqlite3_stmt *st;
+	size_t i;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO samples VALUES (?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return set_err("sqlite: %s", sqlite3_errmsg(db));
+	for (i = 0; i < c->nsamples; i++) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, c->samples[i].writer);
+		sqlite3_bind_int(st, 3, c->samples[i].seq);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)c->samples[i].ns);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sqlite3_finalize(st);
+			return set_err("sqlite: storing samples: %s", sqlite3_errmsg(db));
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int insert_probes(sqlite3 *db, int64_t id, const struct console *c)
+{
+	sqlite3_stmt *st;
+	size_t i;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO probes VALUES (?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return set_err("sqlite: %s", sqlite3_errmsg(db));
+	for (i = 0; i < c->nprobes; i++) {
+		const struct probe_result *p = &c->probes[i];
+
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, p->stage);
+		bind_text(st, 3, p->point);
+		bind_text(st, 4, p->prim);
+		if (p->hung)
+			sqlite3_bind_null(st, 5);
+		else
+			sqlite3_bind_int64(st, 5, p->ns);
+		bind_text(st, 6, p->hung ? "deadlock" : "ok");
+		if (p->gp_exp >= 0)
+			sqlite3_bind_int(st, 7, p->gp_exp);
+		else
+			sqlite3_bind_null(st, 7);
+		if (p->gp_normal >= 0)
+			sqlite3_bind_int(st, 8, p->gp_normal);
+		else
+			sqlite3_bind_null(st, 8);
+		bind_text(st, 9, p->sched);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sqlite3_finalize(st);
+			return set_err("sqlite: storing probe lines: %s", sqlite3_errmsg(db));
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int db_store_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
+		 const struct console *c, const struct run_result *r, int64_t *id)
+{
+	if (exec(db, "BEGIN IMMEDIATE"))
+		return -1;
+	if (insert_run(db, s, e, c, r))
+		goto fail;
+	*id = sqlite3_last_insert_rowid(db);
+	if (insert_samples(db, *id, c) || insert_probes(db, *id, c))
+		goto fail;
+	return exec(db, "COMMIT");
+fail:
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *variant)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 1;
+	bind_text(st, 1, matrix);
+	bind_text(st, 2, cell);
+	bind_text(st, 3, variant);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n + 1;
+}

@@ -1,0 +1,38 @@
+/* db.h: the SQLite results database: schema, storing a finished run, reading summaries. */
+#ifndef RCUWB_DB_H
+#define RCUWB_DB_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "console.h"
+#include "run.h"
+
+/* Everything about a run that is not in its spec or its console. */
+struct run_env {
+	char cell[192];
+	char cmdline[1024];
+	char accel[8];			/* kvm | tcg */
+	char qemu_version[16], libvirt_version[16];
+	char host[64];
+	unsigned host_pus;
+	char pinned[64];		/* host PUs the guest was pinned to, "" = none */
+	double oversub;			/* vCPUs per host PU available to the guest */
+	double started, ended;		/* wall clock, seconds */
+	char run_dir[4096];
+};
+
+/* Default database: $RCUWB_DB, else results/rcuwb.db. */
+const char *db_default_path(void);
+/* Open (creating it and the schema if needed). */
+int db_open(const char *path, sqlite3 **db);
+void db_close(sqlite3 *db);
+/* Store one finished run with all its samples and probe lines in one transaction. */
+int db_store_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
+		 const struct console *c, const struct run_result *r, int64_t *id);
+
+
+
+/* 1 + the number of runs already stored for (matrix, cell, variant). */
+int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *variant);
+#endif

@@ -1,0 +1,21 @@
+/* domxml.h: libvirt domain XML for one guest, made from the VMs/domain.xml template. */
+#ifndef RCUWB_DOMXML_H
+#define RCUWB_DOMXML_H
+
+#include "topo.h"
+
+struct domain_params {
+	const char *name;
+	bool kvm;			/* domain type kvm (else qemu = TCG) */
+	const struct guest_topo *topo;
+	const char *kernel, *initrd, *cmdline, *console;
+	const char *pin_cpuset;		/* host PUs for every vCPU ("0-1"), NULL = none */
+	const char *mem_nodeset;	/* host NUMA nodes for memory, NULL = none */
+};
+
+/* Template path: $RCUWB_DOMAIN_TEMPLATE, else VMs/domain.xml of this checkout. */
+const char *domxml_template_path(void);
+/* Returns malloc'd XML; -1/NULL with set_err() (bad template, bad values). */
+char *domxml_build(const char *template_path, const struct domain_params *p);
+
+#endif

@@ -1,0 +1,67 @@
+/* guest.h: guests through libvirt's C API: start transient, stream the console, end on events or a deadline. */
+#ifndef RCUWB_GUEST_H
+#define RCUWB_GUEST_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <libvirt/libvirt.h>
+
+#include "run.h"
+
+struct guest;
+
+/*
+ * Called with console bytes as the guest writes them.  Return a reason to
+ * stop the guest now (a verdict that the rest of the boot cannot change),
+ * or NULL to let it run.
+ */
+typedef const char *(*console_fn)(struct guest *g, const char *data, size_t len);
+
+struct guest {
+	/* set by the caller */
+	char name[64];
+	const char *xml;
+	char console_path[PATH_MAX];	/* created empty by guest_start() */
+	int timeout_s;
+	console_fn on_console;
+	void *opaque;
+
+	/* state */
+	struct hypervisor *hv;
+	virDomainPtr dom;
+	int timer, ino_fd, ino_watch, con_fd;
+	bool running;
+	enum guest_end end;
+	char end_detail[160];
+	double started, ended;
+	struct guest *next;
+};
+
+struct hypervisor {
+	virConnectPtr conn;
+	char uri[64];
+	unsigned long qemu_version, libvirt_version;
+	int sig_fd, sig_watch, lifecycle_cb;
+	bool interrupted;
+	struct guest *guests;		/* running */
+	int nrunning;
+};
+
+/* Connect (after registering libvirt's default event loop) and catch SIGINT/SIGTERM. */
+int hv_open(struct hypervisor *hv, const char *uri);
+void hv_close(struct hypervisor *hv);
+/* "7.2.0" */
+void hv_version_str(unsigned long v, char out[16]);
+/* Does libvirt offer domain type kvm on this host at all? */
+bool hv_has_kvm(struct hypervisor *hv);
+
+/* Start a transient, autodestroyed domain; -1 with set_err() (g->end_detail set). */
+int guest_start(struct hypervisor *hv, struct guest *g);
+/* Run the event loop until fewer than `until` guests are running. */
+int hv_wait(struct hypervisor *hv, int until);
+/* Destroy a running guest, recording why. */
+void guest_stop(struct hypervisor *hv, struct guest *g, enum guest_end why, const char *detail);
+
+#endif

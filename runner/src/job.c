@@ -1,0 +1,214 @@
+/*
+ * job.c: one run from spec to stored result.
+ *
+ * QEMU runs as libvirt-qemu, which cannot reach a kernel under /root/.cache
+ * or a results directory under a private home.  The kernel, initramfs and
+ * console file are therefore staged in a directory libvirt owns
+ * ($RCUWB_STAGE, default /var/lib/libvirt/rcuwb/NAME) for the life of the
+ * guest; the console log then moves to the run's own directory, next to the
+ * domain XML, command line, kernel config and patch list that reproduce it.
+ */
+#define _GNU_SOURCE
+#include "job.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common.h"
+#include "domxml.h"
+
+static const char *stage_root(void)
+{
+	const char *e = getenv("RCUWB_STAGE");
+
+	return e && *e ? e : "/var/lib/libvirt/rcuwb";
+}
+
+static void name_job(struct bench *b, struct job *j)
+{
+	char stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(j->guest.name, sizeof(j->guest.name), "rcuwb-%s-%d-%u", stamp, (int)getpid(), ++b->seq);
+}
+
+static const char *on_console(struct guest *g, const char *data, size_t len)
+{
+	struct job *j = g->opaque;
+
+	if (console_feed(&j->con, data, len) < 0)
+		return "console parser out of memory";
+	return run_early_verdict(&j->spec, &j->con);
+}
+
+static int stage_files(struct job *j, char *kernel, char *initrd, size_t cap)
+{
+	if (path_fmt(j->stage_dir, sizeof(j->stage_dir), "%s/%s", stage_root(), j->guest.name) ||
+	    mkdir_p(j->stage_dir) < 0 ||
+	    path_fmt(kernel, cap, "%s/vmlinux", j->stage_dir) ||
+	    path_fmt(initrd, cap, "%s/initramfs.cpio", j->stage_dir) ||
+	    path_fmt(j->guest.console_path, sizeof(j->guest.console_path), "%s/console.log", j->stage_dir))
+		return -1;
+	if (copy_file(j->spec.kernel->vmlinux, kernel) < 0 ||
+	    copy_file(j->spec.kernel->initramfs, initrd) < 0)
+		return -1;
+	return 0;
+}
+
+int job_start(struct bench *b, struct job *j)
+{
+	char kernel[PATH_MAX], initrd[PATH_MAX];
+	struct domain_params dp = { 0 };
+	struct run_env *e = &j->env;
+
+	console_init(&j->con);
+	name_job(b, j);
+	run_cell_key(&j->spec, e->cell, sizeof(e->cell));
+	if (run_cmdline(&j->spec, e->cmdline, sizeof(e->cmdline)) < 0)
+		return -1;
+	snprintf(e->accel, sizeof(e->accel), "%s", b->kvm ? "kvm" : "tcg");
+	hv_version_str(b->hv.qemu_version, e->qemu_version);
+	hv_version_str(b->hv.libvirt_version, e->libvirt_version);
+	snprintf(e->host, sizeof(e->host), "%s", b->host.name);
+	e->host_pus = b->host.pus;
+	e->oversub = (double)j->spec.topo.vcpus / (b->host.pus ? b->host.pus : 1);
+	if (b->results_dir[0] &&
+	    path_fmt(e->run_dir, sizeof(e->run_dir), "%s/runs/%s", b->results_dir, j->guest.name))
+		return -1;
+	if (stage_files(j, kernel, initrd, sizeof(kernel)) < 0)
+		return -1;
+	dp.name = j->guest.name;
+	dp.kvm = b->kvm;
+	dp.topo = &j->spec.topo;
+	dp.kernel = kernel;
+	dp.initrd = initrd;
+	dp.cmdline = e->cmdline;
+	dp.console = j->guest.console_path;
+	j->xml = domxml_build(domxml_template_path(), &dp);
+	if (!j->xml)
+		return -1;
+	j->guest.xml = j->xml;
+	j->guest.timeout_s = j->spec.timeout_s;
+	j->guest.on_console = on_console;
+	j->guest.opaque = j;
+	e->started = now_s();
+	return guest_start(&b->hv, &j->guest);
+}
+
+static json_object *run_json(const struct job *j)
+{
+	const struct run_spec *s = &j->spec;
+	json_object *o = json_object_new_object();
+	char t[32];
+
+	json_object_object_add(o, "id", json_object_new_int64(j->id));
+	json_object_object_add(o, "name", json_object_new_string(j->guest.name));
+	json_object_object_add(o, "matrix", json_object_new_string(s->matrix));
+	json_object_object_add(o, "cell", json_object_new_string(j->env.cell));
+	json_object_object_add(o, "variant", json_object_new_string(s->kernel->variant));
+	json_object_object_add(o, "kernel_version", json_object_new_string(s->kernel->version));
+	json_object_object_add(o, "config_sha", json_object_new_string(s->kernel->config_sha));
+	json_object_object_add(o, "cmdline", json_object_new_string(j->env.cmdline));
+	json_object_object_add(o, "vcpus", json_object_new_int((int)s->topo.vcpus));
+	json_object_object_add(o, "numa_nodes", json_object_new_int((int)(s->topo.nnodes ? s->topo.nnodes : 1)));
+	json_object_object_add(o, "accel", json_object_new_string(j->env.accel));
+	json_object_object_add(o, "host_pus", json_object_new_int((int)j->env.host_pus));
+	json_object_object_add(o, "oversub", json_object_new_double(j->env.oversub));
+	iso_time(j->env.started, t);
+	json_object_object_add(o, "started_at", json_object_new_string(t));
+	json_object_object_add(o, "wall_s", json_object_new_double(j->env.ended - j->env.started));
+	json_object_object_add(o, "outcome", json_object_new_string(outcome_name(j->result.outcome)));
+	json_object_object_add(o, "outcome_detail", json_object_new_string(j->result.detail));
+	json_object_object_add(o, "samples", json_object_new_int64((int64_t)j->con.nsamples));
+	return o;
+}
+
+/* Console, XML, command line, kernel config and patch list: enough to rerun by hand. */
+static int keep_run_dir(struct job *j)
+{
+	const char *d = j->env.run_dir;
+	char path[PATH_MAX + 32], src[PATH_MAX + 32];
+	json_object *o;
+	int ret;
+
+	if (mkdir_p(d) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/console.log", d);
+	if (rename(j->guest.console_path, path) < 0 &&
+	    (errno != EXDEV || copy_file(j->guest.console_path, path) < 0))
+		return set_err("cannot keep the console log in %s: %s", d, strerror(errno));
+	snprintf(path, sizeof(path), "%s/domain.xml", d);
+	if (write_file(path, j->xml, strlen(j->xml)) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/cmdline", d);
+	if (write_file(path, j->env.cmdline, strlen(j->env.cmdline)) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/kernel.config", d);
+	if (copy_file(j->spec.kernel->config, path) < 0)
+		return -1;
+	snprintf(src, sizeof(src), "%s/kernels/%s/build.json", cache_dir(), j->spec.kernel->variant);
+	snprintf(path, sizeof(path), "%s/build.json", d);
+	if (copy_file(src, path) < 0)
+		return -1;
+	o = run_json(j);
+	snprintf(path, sizeof(path), "%s/run.json", d);
+	ret = json_object_to_file_ext(path, o, JSON_C_TO_STRING_PRETTY) < 0 ?
+		set_err("cannot write %s", path) : 0;
+	json_object_put(o);
+	return ret;
+}
+
+static void unstage(struct job *j)
+{
+	char path[PATH_MAX + 32];
+	static const char *const files[] = { "vmlinux", "initramfs.cpio", "console.log" };
+	size_t i;
+
+	if (!j->stage_dir[0])
+		return;
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", j->stage_dir, files[i]);
+		unlink(path);
+	}
+	rmdir(j->stage_dir);
+}
+
+int job_finish(struct bench *b, struct job *j)
+{
+	int kept = 0, stored = 0;
+
+	console_finish(&j->con);
+	j->env.ended = j->guest.ended ? j->guest.ended : now_s();
+	run_classify(&j->spec, &j->con, j->guest.end, j->guest.end_detail, &j->result);
+	if (b->db)	/* stored even when the run directory cannot be written */
+		stored = db_store_run(b->db, &j->spec, &j->env, &j->con, &j->result, &j->id);
+	if (j->env.run_dir[0])
+		kept = keep_run_dir(j);
+	unstage(j);
+	return stored < 0 || kept < 0 ? -1 : 0;
+}
+
+void job_free(struct job *j)
+{
+	console_free(&j->con);
+	free(j->xml);
+	j->xml = NULL;
+}
+
+int job_run(struct bench *b, struct job *j)
+{
+	if (job_start(b, j) < 0 && j->guest.end != END_START_FAILED)
+		return -1;
+	if (hv_wait(&b->hv, 1) < 0)
+		return -1;
+	return job_finish(b, j);
+}

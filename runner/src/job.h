@@ -1,0 +1,43 @@
+/* job.h: one run from spec to stored result: staging, domain XML, guest, classification, run directory, database. */
+#ifndef RCUWB_JOB_H
+#define RCUWB_JOB_H
+
+#include <limits.h>
+#include <sqlite3.h>
+
+#include "console.h"
+#include "db.h"
+#include "guest.h"
+#include "host.h"
+#include "run.h"
+
+/* What every job of one runner invocation shares. */
+struct bench {
+	struct hypervisor hv;
+	struct host_info host;
+	sqlite3 *db;			/* NULL: nothing stored (accelerator probe) */
+	char results_dir[PATH_MAX];	/* run directories go to results_dir/runs */
+	bool kvm;			/* domain type kvm (else TCG) */
+	unsigned seq;
+};
+
+struct job {
+	struct run_spec spec;
+	struct run_env env;
+	struct console con;
+	struct guest guest;
+	char stage_dir[PATH_MAX];
+	char *xml;
+	struct run_result result;
+	int64_t id;
+};
+
+/* Stage kernel/initrd where QEMU may read them, make the XML, start the guest. */
+int job_start(struct bench *b, struct job *j);
+/* After the guest ended: classify, keep the console and XML in the run dir, store. */
+int job_finish(struct bench *b, struct job *j);
+void job_free(struct job *j);
+/* Convenience: start, wait, finish. */
+int job_run(struct bench *b, struct job *j);
+
+#endif

@@ -1,0 +1,108 @@
+/* kernel.c: load a built guest kernel variant (build.json from build/kernel.sh). */
+#include "kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "common.h"
+
+const char *cache_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *e = getenv("RCUWB_CACHE");
+
+	if (e && *e)
+		return e;
+	if ((e = getenv("XDG_CACHE_HOME")) && *e)
+		snprintf(dir, sizeof(dir), "%s/rcuwb", e);
+	else
+		snprintf(dir, sizeof(dir), "%s/.cache/rcuwb", getenv("HOME") ? getenv("HOME") : "/root");
+	return dir;
+}
+
+static int copy_str(json_object *o, const char *key, char *dst, size_t cap, const char *file)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return set_err("%s: missing string \"%s\": rebuild it with 'make kernel'", file, key);
+	snprintf(dst, cap, "%s", json_object_get_string(v));
+	return 0;
+}
+
+static void read_kconfig(struct kernel_build *k)
+{
+	char line[256];
+	FILE *f = fopen(k->config, "re");
+
+	strcpy(k->preempt, "?");
+	strcpy(k->nohz, "?");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "CONFIG_HZ=", 10))
+			k->hz = atoi(line + 10);
+		else if (!strcmp(line, "CONFIG_PREEMPT=y\n"))
+			strcpy(k->preempt, "full");
+		else if (!strcmp(line, "CONFIG_PREEMPT_VOLUNTARY=y\n"))
+			strcpy(k->preempt, "voluntary");
+		else if (!strcmp(line, "CONFIG_PREEMPT_NONE=y\n"))
+			strcpy(k->preempt, "none");
+		else if (!strcmp(line, "CONFIG_HZ_PERIODIC=y\n"))
+			strcpy(k->nohz, "periodic");
+		else if (!strcmp(line, "CONFIG_NO_HZ_IDLE=y\n"))
+			strcpy(k->nohz, "idle");
+		else if (!strcmp(line, "CONFIG_NO_HZ_FULL=y\n"))
+			strcpy(k->nohz, "full");
+	}
+	fclose(f);
+}
+
+int kernel_load(const char *variant, struct kernel_build *k)
+{
+	char path[PATH_MAX];
+	json_object *o, *p;
+	int ret = -1;
+
+	memset(k, 0, sizeof(*k));
+	snprintf(path, sizeof(path), "%s/kernels/%s/build.json", cache_dir(), variant);
+	if (access(path, R_OK))
+		return set_err("kernel variant '%s' is not built (no %s): run 'make kernel VARIANTS=%s'",
+			       variant, path, variant);
+	o = json_object_from_file(path);
+	if (!o)
+		return set_err("%s: not valid JSON (%s): rebuild it with 'make kernel'",
+			       path, json_util_get_last_err());
+	if (copy_str(o, "variant", k->variant, sizeof(k->variant), path) ||
+	    copy_str(o, "kernel_version", k->version, sizeof(k->version), path) ||
+	    copy_str(o, "vmlinux", k->vmlinux, sizeof(k->vmlinux), path) ||
+	    copy_str(o, "config", k->config, sizeof(k->config), path) ||
+	    copy_str(o, "config_sha", k->config_sha, sizeof(k->config_sha), path))
+		goto out;
+	k->patches_json = strdup(json_object_object_get_ex(o, "patches", &p) ?
+				 json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN) : "[]");
+	snprintf(k->initramfs, sizeof(k->initramfs), "%s/initramfs/initramfs.cpio", cache_dir());
+	if (access(k->vmlinux, R_OK)) {
+		set_err("%s is missing: run 'make kernel VARIANTS=%s'", k->vmlinux, variant);
+		goto out;
+	}
+	if (access(k->initramfs, R_OK)) {
+		set_err("%s is missing: run 'make initramfs'", k->initramfs);
+		goto out;
+	}
+	read_kconfig(k);
+	ret = 0;
+out:
+	json_object_put(o);
+	return ret;
+}
+
+void kernel_free(struct kernel_build *k)
+{
+	free(k->patches_json);
+	k->patches_json = NULL;
+}

@@ -1,0 +1,134 @@
+/*
+ * main.c: rcuwb, the RCU grace-period workbench's runner.
+ *
+ * One subcommand a file (cmd_*.c), as bpftool and perf do; global options
+ * before the subcommand; --json for machine-readable output everywhere.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "common.h"
+#include "db.h"
+
+#ifndef RCUWB_VERSION
+#define RCUWB_VERSION "0.1"
+#endif
+
+const char *opt_db;
+const char *opt_uri = "qemu:///system";
+
+static int do_help(int argc, char **argv);
+
+static const struct cmd cmds[] = {
+	{ "boot", do_boot, "boot guests of one kernel variant, run rcuscale (or the probe), store every run" },
+	{ "parse", do_parse, "read a console log: rcuscale samples, statistics, probe lines, badness" },
+	{ "summary", do_summary, "per-cell table of stored runs: runs, samples, p50/p90/p99" },
+	{ "help", do_help, "this text" },
+};
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out,
+		"Usage: rcuwb [OPTIONS] COMMAND [ARGS]\n"
+		"\n"
+		"Benchmark Linux RCU grace periods in QEMU guests driven through libvirt.\n"
+		"\n"
+		"Commands:\n");
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out,
+		"\n"
+		"Options:\n"
+		"  -j, --json        machine-readable output (JSON) on stdout\n"
+		"  -q, --quiet       no progress on stderr\n"
+		"  -d, --db PATH     results database (default $RCUWB_DB or results/rcuwb.db)\n"
+		"  -c, --connect URI libvirt URI (default qemu:///system)\n"
+		"  -V, --version     print the version\n"
+		"  -h, --help        this text; 'rcuwb COMMAND --help' for a command\n");
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+int parse_int(const char *opt, const char *val, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (errno || end == val || *end || v < min || v > max)
+		return set_err("%s '%s': give a whole number from %d to %d", opt, val, min, max);
+	*out = (int)v;
+	return 0;
+}
+
+int bad_usage(const char *cmd)
+{
+	return set_err("bad arguments: see 'rcuwb %s --help'", cmd);
+}
+
+void print_usage(const char *text)
+{
+	fputs(text, stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "connect", required_argument, NULL, 'c' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	size_t i;
+	int c;
+
+	opt_db = db_default_path();
+	while ((c = getopt_long(argc, argv, "+jqd:c:Vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json_output = true; break;
+		case 'q': quiet = true; break;
+		case 'd': opt_db = optarg; break;
+		case 'c': opt_uri = optarg; break;
+		case 'V': printf("rcuwb %s\n", RCUWB_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		if (strcmp(argv[optind], cmds[i].name))
+			continue;
+		argv += optind;
+		argc -= optind;
+		optind = 0;	/* reset getopt for the subcommand */
+		c = cmds[i].fn(argc, argv);	/* < 0: error; else the exit code */
+		if (c < 0) {
+			report_err();
+			return 1;
+		}
+		return c;
+	}
+	set_err("unknown command '%s': see 'rcuwb --help'", argv[optind]);
+	report_err();
+	return 2;
+}

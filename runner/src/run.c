@@ -1,0 +1,156 @@
+/* run.c: run specs, kernel command lines and outcome classification (pure logic). */
+#include "run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+const char *outcome_name(enum outcome o)
+{
+	static const char *const names[OUT_NR] = {
+		[OUT_OK] = "ok", [OUT_TIMEOUT] = "timeout", [OUT_CRASH] = "crash",
+		[OUT_BADNESS] = "badness", [OUT_RCUSCALE_ERROR] = "rcuscale-error",
+		[OUT_RCUSCALE_ABORTED] = "rcuscale-aborted", [OUT_DEADLOCK] = "deadlock",
+		[OUT_TOPOLOGY_MISMATCH] = "topology-mismatch", [OUT_QEMU_FAILED] = "qemu-failed",
+		[OUT_INTERRUPTED] = "interrupted",
+	};
+	return o < OUT_NR ? names[o] : "?";
+}
+
+const char *gp_mode_name(enum gp_mode g)
+{
+	return g == GP_EXPEDITED ? "expedited" : "normal";
+}
+
+void run_spec_init(struct run_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	strcpy(s->matrix, "adhoc");
+	s->kind = RUN_RCUSCALE;
+	topo_make(&s->topo, 2, 0, 512, 0, 0, 0);
+	s->gp = GP_NORMAL;
+	s->nwriters = -1;
+	s->nreaders = 0;
+	s->holdoff_s = 3;
+	s->probe_watchdog_s = 5;
+	s->timeout_s = 300;
+}
+
+void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
+{
+	char topo[48];
+
+	topo_key(&s->topo, topo, sizeof(topo));
+	if (s->kind == RUN_BOOT)
+		snprintf(out, cap, "%s/boot", topo);
+	else if (s->kind == RUN_PROBE)
+		snprintf(out, cap, "%s/probe-%s%s%s%s%s", topo, s->probe_stages,
+			 s->probe_prims[0] ? "-" : "", s->probe_prims,
+			 s->boot_params[0] ? "/" : "", s->boot_params);
+	else
+		snprintf(out, cap, "%s/%s/w%d-r%d%s%s", topo, gp_mode_name(s->gp),
+			 s->nwriters, s->nreaders, s->boot_params[0] ? "/" : "", s->boot_params);
+}
+
+int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
+{
+	struct buf b = { 0 };
+	int ret;
+
+	/* boot-only guests: rcuscale waits an hour and never starts */
+	buf_printf(&b, "console=ttyS0 panic=-1 rcuscale.gp_exp=%d rcuscale.holdoff=%d rcuscale.nreaders=%d",
+		   s->gp == GP_EXPEDITED, s->kind == RUN_BOOT ? 3600 : s->holdoff_s, s->nreaders);
+	if (s->nwriters >= 0)
+		buf_printf(&b, " rcuscale.nwriters=%d", s->nwriters);
+	if (s->kind == RUN_BOOT) {
+		buf_printf(&b, " rcuscale.shutdown=0 rcuwb_poweroff");
+	} else if (s->kind == RUN_PROBE) {
+		/* the probe powers the guest off; rcuscale only runs alongside */
+		buf_printf(&b, " rcuscale.shutdown=0 midboot.stages=%s midboot.watchdog_s=%d midboot.shutdown=1",
+			   s->probe_stages, s->probe_watchdog_s);
+		if (s->probe_prims[0])
+			buf_printf(&b, " midboot.prims=%s", s->probe_prims);
+	} else {
+		buf_printf(&b, " rcuscale.shutdown=1");
+	}
+	if (s->boot_params[0])
+		buf_printf(&b, " %s", s->boot_params);
+	if (!b.data)
+		return set_err("out of memory");
+	ret = b.len < cap ? 0 : set_err("kernel command line longer than %u bytes", cap - 1);
+	if (!ret)
+		memcpy(out, b.data, b.len + 1);
+	buf_free(&b);
+	return ret;
+}
+
+const char *run_early_verdict(const struct run_spec *s, const struct console *c)
+{
+	if (console_hung(c, NULL))
+		return "mid-boot probe reported a hung grace period";
+	if (s->kind == RUN_RCUSCALE && c->aborted && !c->nsamples)
+		return "rcuscale aborted";
+	if (c->bad_count[BAD_PANIC])
+		return "kernel panic";
+	return NULL;
+}
+
+/* The guest's own view of its CPUs and nodes must be what was asked. */
+static bool topology_mismatch(const struct run_spec *s, const struct console *c, char *why, size_t cap)
+{
+	unsigned want_nodes = s->topo.nnodes ? s->topo.nnodes : 1;
+
+	if (c->smp_cpus < 0)
+		return false;	/* never got that far: classified otherwise */
+	if ((unsigned)c->smp_cpus != s->topo.vcpus || (unsigned)c->smp_nodes != want_nodes) {
+		snprintf(why, cap, "asked for %u vCPUs on %u nodes, guest brought up %d CPUs on %d nodes",
+			 s->topo.vcpus, want_nodes, c->smp_cpus, c->smp_nodes);
+		return true;
+	}
+	return false;
+}
+
+static void set_result(struct run_result *r, enum outcome o, const char *detail)
+{
+	r->outcome = o;
+	snprintf(r->detail, sizeof(r->detail), "%s", detail ? detail : "");
+}
+
+void run_classify(const struct run_spec *s, const struct console *c, enum guest_end end,
+		  const char *end_detail, struct run_result *r)
+{
+	const struct probe_result *hung = NULL;
+	char why[256];
+
+	if (end == END_START_FAILED)
+		return set_result(r, OUT_QEMU_FAILED, end_detail);
+	if (console_hung(c, &hung)) {
+		snprintf(why, sizeof(why), "stage %d (%s) %s did not return", hung->stage,
+			 hung->point, hung->prim);
+		return set_result(r, OUT_DEADLOCK, why);
+	}
+	if (c->bad_count[BAD_PANIC] || c->bad_count[BAD_OOPS] || c->bad_count[BAD_BUG])
+		return set_result(r, OUT_CRASH, c->first_bad);
+	if (end == END_INTERRUPTED)
+		return set_result(r, OUT_INTERRUPTED, end_detail);
+	if (s->kind == RUN_RCUSCALE && c->aborted && !c->nsamples)
+		return set_result(r, OUT_RCUSCALE_ABORTED, c->abort_msg);
+	if (topology_mismatch(s, c, why, sizeof(why)))
+		return set_result(r, OUT_TOPOLOGY_MISMATCH, why);
+	if (end == END_TIMEOUT)
+		return set_result(r, OUT_TIMEOUT, end_detail);
+	if (end == END_CRASHED)
+		return set_result(r, OUT_CRASH, end_detail);
+	if (c->bad_count[BAD_STALL] || c->bad_count[BAD_WARNING])
+		return set_result(r, OUT_BADNESS, c->first_bad);
+	if (s->kind == RUN_RCUSCALE && c->nerrors)
+		return set_result(r, OUT_RCUSCALE_ERROR, c->first_error);
+	if (s->kind == RUN_RCUSCALE && (!c->have_summary || !c->nsamples))
+		return set_result(r, OUT_CRASH, "guest stopped without rcuscale results");
+	if (s->kind == RUN_BOOT && !c->init_up)
+		return set_result(r, OUT_CRASH, "guest stopped before init started");
+	if (s->kind == RUN_PROBE && !c->probe_done)
+		return set_result(r, OUT_CRASH, "guest stopped before the probe finished");
+	set_result(r, OUT_OK, NULL);
+}

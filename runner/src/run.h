@@ -1,0 +1,72 @@
+/* run.h: one guest run: what it asks for (spec), its kernel command line, and how it ended. */
+#ifndef RCUWB_RUN_H
+#define RCUWB_RUN_H
+
+#include <stdbool.h>
+
+#include "console.h"
+#include "kernel.h"
+#include "topo.h"
+
+/* RUN_BOOT: boot to init and power off (accelerator probe, topology checks). */
+enum run_kind { RUN_RCUSCALE, RUN_PROBE, RUN_BOOT };
+enum gp_mode { GP_NORMAL, GP_EXPEDITED };
+
+struct run_spec {
+	char matrix[64];		/* matrix name, "adhoc" for single runs */
+	int rep;			/* repetition within the cell */
+	enum run_kind kind;
+	const struct kernel_build *kernel;
+	struct guest_topo topo;
+	enum gp_mode gp;
+	int nwriters, nreaders;		/* rcuscale; -1 = kernel default */
+	int holdoff_s;			/* rcuscale.holdoff */
+	char probe_stages[8];		/* midboot.stages (RUN_PROBE) */
+	char probe_prims[64];		/* midboot.prims, "" = all */
+	int probe_watchdog_s;
+	char boot_params[512];		/* extra kernel parameters */
+	int timeout_s;
+};
+
+/* How a run ended, most specific first (see run_classify()). */
+enum outcome {
+	OUT_OK, OUT_TIMEOUT, OUT_CRASH, OUT_BADNESS, OUT_RCUSCALE_ERROR,
+	OUT_RCUSCALE_ABORTED, OUT_DEADLOCK, OUT_TOPOLOGY_MISMATCH, OUT_QEMU_FAILED,
+	OUT_INTERRUPTED, OUT_NR
+};
+
+/* What the runner saw of the guest from outside (libvirt). */
+enum guest_end {
+	END_SHUTDOWN,		/* guest powered off */
+	END_CRASHED,		/* QEMU or guest crash reported by libvirt */
+	END_TIMEOUT,		/* runner destroyed it at the deadline */
+	END_EARLY,		/* runner destroyed it on a console verdict */
+	END_INTERRUPTED,	/* Ctrl-C / SIGTERM */
+	END_START_FAILED,	/* domain did not start */
+};
+
+struct run_result {
+	enum outcome outcome;
+	char detail[256];
+};
+
+const char *outcome_name(enum outcome o);
+const char *gp_mode_name(enum gp_mode g);
+
+/* Defaults: 2-vCPU flat guest, 512 MiB, normal GPs, kernel's writer count. */
+void run_spec_init(struct run_spec *s);
+/* "v4-n2/expedited/w-1-r0" + extra parameters: runs of one cell are comparable. */
+void run_cell_key(const struct run_spec *s, char *out, unsigned cap);
+/* The guest's kernel command line. */
+int run_cmdline(const struct run_spec *s, char *out, unsigned cap);
+/*
+ * Should the runner stop the guest now?  Returns a reason string (for the
+ * log) once the console holds a verdict that the rest of the boot cannot
+ * change (probe watchdog, rcuscale abort, panic), else NULL.
+ */
+const char *run_early_verdict(const struct run_spec *s, const struct console *c);
+/* Final classification from the console and how the guest ended. */
+void run_classify(const struct run_spec *s, const struct console *c, enum guest_end end,
+		  const char *end_detail, struct run_result *r);
+
+#endif

@@ -1,0 +1,257 @@
+/* test_console.c: unit tests of the console parser (rcuscale, probe, badness, topology). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "console.h"
+#include "gpstats.h"
+
+static void feed_all(struct console *c, const char *s, size_t len)
+{
+	console_init(c);
+	assert_int_equal(console_feed(c, s, len), 0);
+	assert_int_equal(console_finish(c), 0);
+}
+
+#define FEED(c, lit) feed_all(c, lit, sizeof(lit) - 1)
+
+static void test_samples_and_summary(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[    6.1] rcu-scale:    0 writer-duration:     0 1500\n"
+		 "[    6.2] rcu-scale:    1 writer-duration:     7 2500\r\n"
+		 "[    6.3] rcu-scale: start: 10 end: 30 duration: 20 gps: 411 batches: 213\n");
+	assert_int_equal(c.nsamples, 2);
+	assert_int_equal(c.samples[1].writer, 1);
+	assert_int_equal(c.samples[1].seq, 7);
+	assert_true(c.samples[1].ns == 2500);
+	assert_true(c.have_summary);
+	assert_int_equal(c.gps, 411);
+	assert_int_equal(c.batches, 213);
+	assert_int_equal(c.duration_ns, 20);
+	console_free(&c);
+}
+
+/* A line may arrive in any number of pieces. */
+static void test_split_feed(void **state)
+{
+	static const char log[] = "[ 1.0] rcu-scale:    0 writer-duration:     0 123456\n"
+				  "[ 1.1] smp: Brought up 2 nodes, 4 CPUs\n";
+	struct console c;
+	size_t i;
+
+	(void)state;
+	console_init(&c);
+	for (i = 0; i < sizeof(log) - 1; i++)
+		assert_int_equal(console_feed(&c, log + i, 1), 0);
+	console_finish(&c);
+	assert_int_equal(c.nsamples, 1);
+	assert_true(c.samples[0].ns == 123456);
+	assert_int_equal(c.smp_cpus, 4);
+	assert_int_equal(c.smp_nodes, 2);
+	console_free(&c);
+}
+
+/* awk counts a last line without newline; a truncated number keeps its prefix. */
+static void test_truncated_last_line(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[ 1.0] rcu-scale:    0 writer-duration:     0 1000\n"
+		 "[ 1.0] rcu-scale:    0 writer-duration:     1 20");
+	assert_int_equal(c.nsamples, 2);
+	assert_true(c.samples[1].ns == 20);
+	assert_false(c.have_summary);
+	console_free(&c);
+}
+
+/* Another CPU's printk inside the line: fields shift as they do for awk. */
+static void test_interleaved_printk(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[ 1.0] rcu-scale:    0 writer-dur[ 1.0] random: crng init done\n"
+		 "ation:     0 1000\n"
+		 "[ 1.1] foo rcu-scale:    0 writer-duration:     1 3000\n");
+	/* only the third line matches; "foo" shifts the fields: $5 is the "1" */
+	assert_int_equal(c.nsamples, 1);
+	assert_true(c.samples[0].ns == 1);
+	assert_int_equal(c.samples[0].writer, 0);
+	console_free(&c);
+}
+
+static void test_missing_summary(void **state)
+{
+	struct console c;
+	double *us;
+	struct gp_stats st;
+
+	(void)state;
+	FEED(&c, "[ 1.0] rcu-scale:    0 writer-duration:     0 1000\n");
+	assert_false(c.have_summary);
+	us = gp_samples_us(&c);
+	gp_stats_compute(us, c.nsamples, &st);
+	assert_int_equal(st.n, 1);
+	assert_true(st.p50 == 1.0 && st.p99 == 1.0);
+	free(us);
+	console_free(&c);
+}
+
+static void test_nul_bytes(void **state)
+{
+	static const char log[] = "[ 1.0] rcu-scale:    0 writer-duration:     0 1\0" "000\n"
+				  "\0\0\0[ 2.0] smp: Brought up 1 node, 2 CPUs\n"
+				  "[ 3.0] rcu-scale:\0 0 writer-duration: 0 5000\n";
+	struct console c;
+
+	(void)state;
+	feed_all(&c, log, sizeof(log) - 1);
+	/* NUL ends the number's prefix; "-scale:\0" is not "-scale: " */
+	assert_int_equal(c.nsamples, 1);
+	assert_true(c.samples[0].ns == 1);
+	assert_int_equal(c.smp_cpus, 2);
+	assert_int_equal(c.smp_nodes, 1);
+	console_free(&c);
+}
+
+static void test_awk_strtonum(void **state)
+{
+	(void)state;
+	assert_true(awk_strtonum("123", 3) == 123);
+	assert_true(awk_strtonum("12abc", 5) == 12);
+	assert_true(awk_strtonum("0x1A", 4) == 0);
+	assert_true(awk_strtonum("1e3", 3) == 1000);
+	assert_true(awk_strtonum("1e", 2) == 1);
+	assert_true(awk_strtonum(".5", 2) == 0.5);
+	assert_true(awk_strtonum("-7", 2) == -7);
+	assert_true(awk_strtonum("inf", 3) == 0);
+	assert_true(awk_strtonum("writer-duration:", 16) == 0);
+	assert_true(awk_strtonum("", 0) == 0);
+}
+
+static void test_errors_and_abort(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[ 0.7] rcu-scale:!!! All grace periods expedited, no normal ones to measure!\n"
+		 "[ 0.8] rcu-scale:!!! out of memory\n");
+	assert_int_equal(c.nerrors, 2);
+	assert_true(c.aborted);
+	assert_string_equal(c.abort_msg, "All grace periods expedited, no normal ones to measure!");
+	assert_string_equal(c.first_error, "All grace periods expedited, no normal ones to measure!");
+	console_free(&c);
+}
+
+static void test_badness(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[ 1.0] WARNING: CPU: 0 PID: 1 at kernel/rcu/tree.c:123 foo\n"
+		 "[ 2.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n"
+		 "[ 3.0] Kernel panic - not syncing: boom\n"
+		 "[ 4.0] BUG: kernel NULL pointer dereference\n");
+	assert_int_equal(c.bad_count[BAD_WARNING], 1);
+	assert_int_equal(c.bad_count[BAD_STALL], 1);
+	assert_int_equal(c.bad_count[BAD_PANIC], 1);
+	assert_int_equal(c.bad_count[BAD_BUG], 1);
+	assert_string_equal(c.first_bad, "WARNING: CPU: 0 PID: 1 at kernel/rcu/tree.c:123 foo");
+	console_free(&c);
+}
+
+static void test_guest_lines(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[    1.235828] Run /init as init process\n"
+		 "rcuwb-init: up cpus=0-3 nodes=0-1\r\n"
+		 "[    6.7] reboot: Power down\n");
+	assert_true(c.boot_time_s > 1.2358 && c.boot_time_s < 1.2359);
+	assert_true(c.init_up);
+	assert_string_equal(c.init_cpus, "0-3");
+	assert_string_equal(c.init_nodes, "0-1");
+	assert_true(c.power_down);
+	console_free(&c);
+}
+
+static void test_probe_lines(void **state)
+{
+	struct console c;
+	const struct probe_result *first = NULL;
+
+	(void)state;
+	FEED(&c, "[ 0.1] midboot-probe: stage=2 point=kthreads prim=synchronize_rcu ns=4200 gp_exp=1 gp_normal=0 sched=init clock=local_clock\n"
+		 "[ 5.1] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu_expedited after_s=5\n"
+		 "[ 9.0] midboot-probe: done\n");
+	assert_int_equal(c.nprobes, 2);
+	assert_int_equal(c.probes[0].stage, 2);
+	assert_string_equal(c.probes[0].point, "kthreads");
+	assert_string_equal(c.probes[0].prim, "synchronize_rcu");
+	assert_int_equal(c.probes[0].ns, 4200);
+	assert_int_equal(c.probes[0].gp_exp, 1);
+	assert_int_equal(c.probes[0].gp_normal, 0);
+	assert_string_equal(c.probes[0].sched, "init");
+	assert_false(c.probes[0].hung);
+	assert_int_equal(console_hung(&c, &first), 1);
+	assert_int_equal(first->stage, 1);
+	assert_string_equal(first->prim, "synchronize_rcu_expedited");
+	assert_true(c.probe_done);
+	console_free(&c);
+}
+
+/* The real log of a 4-vCPU, 2-node TCG guest (runner/tests/data). */
+static void test_real_log(void **state)
+{
+	struct console c;
+	struct gp_stats st;
+	double *us;
+
+	(void)state;
+	console_init(&c);
+	assert_int_equal(console_parse_file(&c, RCUWB_TESTDATA "/tcg-v4-n2-normal.log"), 0);
+	assert_true(c.nsamples > 400);
+	assert_true(c.have_summary);
+	assert_int_equal((size_t)c.gps, c.nsamples);
+	assert_int_equal(c.smp_cpus, 4);
+	assert_int_equal(c.smp_nodes, 2);
+	assert_true(c.power_down);
+	us = gp_samples_us(&c);
+	gp_stats_compute(us, c.nsamples, &st);
+	assert_true(st.min <= st.p50 && st.p50 <= st.p90 && st.p90 <= st.p99 && st.p99 <= st.max);
+	free(us);
+	console_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_and_summary),
+		cmocka_unit_test(test_split_feed),
+		cmocka_unit_test(test_truncated_last_line),
+		cmocka_unit_test(test_interleaved_printk),
+		cmocka_unit_test(test_missing_summary),
+		cmocka_unit_test(test_nul_bytes),
+		cmocka_unit_test(test_awk_strtonum),
+		cmocka_unit_test(test_errors_and_abort),
+		cmocka_unit_test(test_badness),
+		cmocka_unit_test(test_guest_lines),
+		cmocka_unit_test(test_probe_lines),
+		cmocka_unit_test(test_real_log),
+	};
+	int failed = cmocka_run_group_tests_name("console", tests, NULL, NULL);
+
+	printf("console: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
+	return failed ? 1 : 0;
+}

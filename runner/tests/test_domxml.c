@@ -1,0 +1,117 @@
+/* test_domxml.c: unit tests of the domain XML: values escaped, schema-valid (virt-xml-validate). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "domxml.h"
+
+static char *build(bool kvm, unsigned vcpus, unsigned nodes, const char *cmdline, const char *pin)
+{
+	struct guest_topo t;
+	struct domain_params p = {
+		.name = "rcuwb-test", .kvm = kvm, .topo = &t,
+		.kernel = "/var/lib/libvirt/rcuwb/x/vmlinux", .initrd = "/var/lib/libvirt/rcuwb/x/initramfs.cpio",
+		.cmdline = cmdline, .console = "/var/lib/libvirt/rcuwb/x/console.log", .pin_cpuset = pin,
+	};
+
+	assert_int_equal(topo_make(&t, vcpus, nodes, 512, 0, 0, 0), 0);
+	return domxml_build(domxml_template_path(), &p);
+}
+
+/* virt-xml-validate against libvirt's own domain schema. */
+static int validate(const char *xml)
+{
+	char path[] = "/tmp/rcuwb-domxml-XXXXXX";
+	char cmd[128];
+	int fd = mkstemp(path), rc;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, xml, strlen(xml)), (ssize_t)strlen(xml));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "virt-xml-validate %s domain >/dev/null 2>&1", path);
+	rc = system(cmd);
+	unlink(path);
+	return rc;
+}
+
+static void test_numa_guest(void **state)
+{
+	char *xml = build(false, 4, 2, "console=ttyS0", NULL);
+
+	(void)state;
+	assert_non_null(xml);
+	assert_non_null(strstr(xml, "<domain type=\"qemu\">"));
+	assert_non_null(strstr(xml, "<vcpu placement=\"static\">4</vcpu>"));
+	assert_non_null(strstr(xml, "<topology sockets=\"2\" dies=\"1\" cores=\"2\" threads=\"1\"/>"));
+	assert_non_null(strstr(xml, "<cell id=\"0\" cpus=\"0-1\" memory=\"256\" unit=\"MiB\"/>"));
+	assert_non_null(strstr(xml, "<cell id=\"1\" cpus=\"2-3\" memory=\"256\" unit=\"MiB\"/>"));
+	assert_non_null(strstr(xml, "<source path=\"/var/lib/libvirt/rcuwb/x/console.log\"/>"));
+	assert_int_equal(validate(xml), 0);
+	free(xml);
+}
+
+static void test_flat_kvm_pinned(void **state)
+{
+	char *xml = build(true, 2, 0, "console=ttyS0", "0-1");
+
+	(void)state;
+	assert_non_null(xml);
+	assert_non_null(strstr(xml, "<domain type=\"kvm\">"));
+	assert_non_null(strstr(xml, "mode=\"host-passthrough\""));
+	assert_null(strstr(xml, "<numa>"));
+	assert_non_null(strstr(xml, "<vcpupin vcpu=\"1\" cpuset=\"0-1\"/>"));
+	assert_int_equal(validate(xml), 0);
+	free(xml);
+}
+
+/* Whatever a value holds, it stays a value. */
+static void test_escaping(void **state)
+{
+	char *xml = build(false, 1, 0, "a<b & c=\"d\" '</cmdline><x/>", NULL);
+
+	(void)state;
+	assert_non_null(xml);
+	assert_non_null(strstr(xml, "<cmdline>a&lt;b &amp; c=\"d\" '&lt;/cmdline&gt;&lt;x/&gt;</cmdline>"));
+	assert_null(strstr(xml, "<x/>"));
+	assert_int_equal(validate(xml), 0);
+	free(xml);
+}
+
+static void test_bad_template(void **state)
+{
+	struct guest_topo t;
+	struct domain_params p = { .name = "x", .topo = &t, .kernel = "k", .initrd = "i",
+				   .cmdline = "c", .console = "/c" };
+	char path[] = "/tmp/rcuwb-tmpl-XXXXXX";
+	int fd = mkstemp(path);
+
+	(void)state;
+	topo_make(&t, 1, 0, 512, 0, 0, 0);
+	assert_int_equal(write(fd, "<domain><name>", 14), 14);
+	close(fd);
+	assert_null(domxml_build(path, &p));
+	assert_non_null(strstr(last_err(), "not well-formed XML"));
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_numa_guest),
+		cmocka_unit_test(test_flat_kvm_pinned),
+		cmocka_unit_test(test_escaping),
+		cmocka_unit_test(test_bad_template),
+	};
+	int failed = cmocka_run_group_tests_name("domxml", tests, NULL, NULL);
+
+	printf("domxml: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,186 @@
+/* test_run.c: unit tests of topologies, cell keys, command lines and outcome classification. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "run.h"
+#include "topo.h"
+
+static void test_topo_make(void **state)
+{
+	struct guest_topo t;
+	char key[48];
+
+	(void)state;
+	assert_int_equal(topo_make(&t, 4, 2, 512, 0, 0, 0), 0);
+	assert_int_equal(t.nnodes, 2);
+	assert_int_equal(t.sockets, 2);
+	assert_int_equal(t.cores, 2);
+	assert_int_equal(t.cells[1].first_cpu, 2);
+	assert_int_equal(t.cells[1].ncpus, 2);
+	assert_int_equal(t.cells[1].mem_mib, 256);
+	assert_int_equal(topo_node_of(&t, 3), 1);
+	topo_key(&t, key, sizeof(key));
+	assert_string_equal(key, "v4-n2");
+
+	assert_int_equal(topo_make(&t, 2, 0, 512, 0, 0, 0), 0);
+	assert_int_equal(t.nnodes, 0);
+	topo_key(&t, key, sizeof(key));
+	assert_string_equal(key, "v2-n1");
+
+	assert_int_equal(topo_make(&t, 8, 2, 512, 2, 2, 2), 0);
+	topo_key(&t, key, sizeof(key));
+	assert_string_equal(key, "v8-n2-s2c2t2");
+}
+
+static void test_topo_errors(void **state)
+{
+	struct guest_topo t;
+
+	(void)state;
+	assert_int_equal(topo_make(&t, 3, 2, 512, 0, 0, 0), -1);
+	assert_non_null(strstr(last_err(), "3 vcpus do not split evenly over 2 NUMA nodes"));
+	assert_int_equal(topo_make(&t, 65, 0, 512, 0, 0, 0), -1);
+	assert_non_null(strstr(last_err(), "vcpus 65 out of range"));
+	assert_int_equal(topo_make(&t, 4, 4, 128, 0, 0, 0), -1);
+	assert_non_null(strstr(last_err(), "memory 128 MiB too small"));
+	assert_int_equal(topo_make(&t, 4, 0, 512, 3, 0, 0), -1);
+	assert_non_null(strstr(last_err(), "!= vcpus 4"));
+}
+
+static void test_cpulist(void **state)
+{
+	unsigned long long m;
+
+	(void)state;
+	assert_int_equal(parse_cpulist("0-3", &m), 0);
+	assert_true(m == 0xf);
+	assert_int_equal(parse_cpulist("0,2-3", &m), 0);
+	assert_true(m == 0xd);
+	assert_int_equal(parse_cpulist("3-1", &m), -1);
+	assert_int_equal(parse_cpulist("x", &m), -1);
+}
+
+static void test_cmdline_and_cell(void **state)
+{
+	struct run_spec s;
+	char buf[512];
+
+	(void)state;
+	run_spec_init(&s);
+	s.gp = GP_EXPEDITED;
+	s.nwriters = 2;
+	snprintf(s.boot_params, sizeof(s.boot_params), "rcupdate.rcu_normal=1");
+	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "console=ttyS0 panic=-1 rcuscale.gp_exp=1 rcuscale.holdoff=3 "
+			    "rcuscale.nreaders=0 rcuscale.nwriters=2 rcuscale.shutdown=1 rcupdate.rcu_normal=1");
+	run_cell_key(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "v2-n1/expedited/w2-r0/rcupdate.rcu_normal=1");
+
+	s.kind = RUN_PROBE;
+	snprintf(s.probe_stages, sizeof(s.probe_stages), "12");
+	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
+	assert_non_null(strstr(buf, " rcuscale.shutdown=0 midboot.stages=12 midboot.watchdog_s=5 midboot.shutdown=1"));
+	run_cell_key(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "v2-n1/probe-12/rcupdate.rcu_normal=1");
+
+	s.kind = RUN_BOOT;
+	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
+	assert_non_null(strstr(buf, "rcuscale.holdoff=3600"));
+	assert_non_null(strstr(buf, "rcuwb_poweroff"));
+	assert_int_equal(run_cmdline(&s, buf, 20), -1);
+}
+
+static void classify(const char *log, enum run_kind kind, enum guest_end end, struct run_result *r)
+{
+	struct run_spec s;
+	struct console c;
+
+	run_spec_init(&s);
+	topo_make(&s.topo, 4, 2, 512, 0, 0, 0);
+	s.kind = kind;
+	console_init(&c);
+	console_feed(&c, log, strlen(log));
+	console_finish(&c);
+	run_classify(&s, &c, end, "end detail", r);
+	console_free(&c);
+}
+
+#define GOOD "[ 0.4] smp: Brought up 2 nodes, 4 CPUs\n" \
+	     "[ 6.0] rcu-scale:    0 writer-duration:     0 1500\n" \
+	     "[ 6.1] rcu-scale: start: 1 end: 2 duration: 1 gps: 1 batches: 1\n"
+
+static void test_classify(void **state)
+{
+	struct run_result r;
+
+	(void)state;
+	classify(GOOD, RUN_RCUSCALE, END_SHUTDOWN, &r);
+	assert_int_equal(r.outcome, OUT_OK);
+	classify(GOOD, RUN_RCUSCALE, END_TIMEOUT, &r);
+	assert_int_equal(r.outcome, OUT_TIMEOUT);
+	classify("[ 0.4] smp: Brought up 1 node, 4 CPUs\n", RUN_RCUSCALE, END_SHUTDOWN, &r);
+	assert_int_equal(r.outcome, OUT_TOPOLOGY_MISMATCH);
+	assert_string_equal(r.detail, "asked for 4 vCPUs on 2 nodes, guest brought up 4 CPUs on 1 nodes");
+	classify(GOOD "[ 7] Kernel panic - not syncing: x\n", RUN_RCUSCALE, END_EARLY, &r);
+	assert_int_equal(r.outcome, OUT_CRASH);
+	classify(GOOD "[ 7] WARNING: at foo\n", RUN_RCUSCALE, END_SHUTDOWN, &r);
+	assert_int_equal(r.outcome, OUT_BADNESS);
+	classify("[ 0.7] rcu-scale:!!! All grace periods expedited, no normal ones to measure!\n",
+		 RUN_RCUSCALE, END_EARLY, &r);
+	assert_int_equal(r.outcome, OUT_RCUSCALE_ABORTED);
+	classify(GOOD "[ 0.1] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu after_s=5\n",
+		 RUN_PROBE, END_EARLY, &r);
+	assert_int_equal(r.outcome, OUT_DEADLOCK);
+	assert_string_equal(r.detail, "stage 1 (dead-zone) synchronize_rcu did not return");
+	classify("", RUN_RCUSCALE, END_START_FAILED, &r);
+	assert_int_equal(r.outcome, OUT_QEMU_FAILED);
+	classify("[ 0.4] smp: Brought up 2 nodes, 4 CPUs\n", RUN_RCUSCALE, END_SHUTDOWN, &r);
+	assert_int_equal(r.outcome, OUT_CRASH);
+	classify("[ 0.4] smp: Brought up 2 nodes, 4 CPUs\nrcuwb-init: up cpus=0-3 nodes=0-1\n",
+		 RUN_BOOT, END_SHUTDOWN, &r);
+	assert_int_equal(r.outcome, OUT_OK);
+	classify(GOOD, RUN_RCUSCALE, END_INTERRUPTED, &r);
+	assert_int_equal(r.outcome, OUT_INTERRUPTED);
+}
+
+static void test_early_verdict(void **state)
+{
+	struct run_spec s;
+	struct console c;
+
+	(void)state;
+	run_spec_init(&s);
+	console_init(&c);
+	assert_null(run_early_verdict(&s, &c));
+	console_feed(&c, "[ 0.7] rcu-scale:!!! All grace periods expedited, no normal ones to measure!\n", 78);
+	assert_non_null(run_early_verdict(&s, &c));
+	s.kind = RUN_PROBE;	/* the probe outlives an rcuscale abort */
+	assert_null(run_early_verdict(&s, &c));
+	console_feed(&c, "midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu after_s=5\n", 76);
+	assert_non_null(run_early_verdict(&s, &c));
+	console_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_topo_make),
+		cmocka_unit_test(test_topo_errors),
+		cmocka_unit_test(test_cpulist),
+		cmocka_unit_test(test_cmdline_and_cell),
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_early_verdict),
+	};
+	int failed = cmocka_run_group_tests_name("run", tests, NULL, NULL);
+
+	printf("run: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
+	return failed ? 1 : 0;
+}
