@@ -10,6 +10,8 @@
 # Setup (make deps, make libvirt) needs root: it installs Debian packages and
 # starts libvirtd where systemd does not.
 
+SHELL := /bin/bash
+
 RCUWB_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rcuwb
 RESULTS     ?= $(CURDIR)/results
 DB          ?= $(RESULTS)/rcuwb.db

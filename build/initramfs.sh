@@ -9,7 +9,8 @@ tree=$(pristine_tree)
 dir=$RCUWB_CACHE/initramfs
 out=$dir/initramfs.cpio
 mkdir -p "$dir"
-if [ -f "$out" ] && [ "$out" -nt "$top/VMs/init/init.c" ] && [ "$out" -nt "$0" ] && [ "$out" -nt "$tree/.rcuwb-tarball" ]; then
+key=$(cat "$top/VMs/init/init.c" "$0" "$tree/.rcuwb-tarball" | sha256sum | cut -c1-16)
+if [ -f "$out" ] && [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ]; then
 	say "initramfs up to date ($out)"
 	exit 0
 fi
@@ -26,4 +27,5 @@ file /init $dir/init 0755 0 0
 EOL
 "$dir/gen_init_cpio" "$dir/initramfs.list" > "$out.new"
 mv "$out.new" "$out"
+echo "$key" > "$dir/.key"
 say "initramfs built: $out ($(stat -c %s "$out") bytes, init $(stat -c %s "$dir/init") bytes)"
