@@ -12,12 +12,18 @@
  * runner uses for boot-only guests such as the accelerator probe.
  */
 
+#define TCSBRK 0x5409	/* asm-generic/ioctls.h: with arg 1, tcdrain() */
+
+static char line[256];
+static size_t len;
+
 static void put(const char *s)
 {
-	write(1, s, strlen(s));
+	while (*s && len < sizeof(line) - 1)
+		line[len++] = *s++;
 }
 
-/* Print the first line of a sysfs file, or "?" */
+/* Append the first line of a sysfs file, or "?" */
 static void put_file(const char *path)
 {
 	char buf[128];
@@ -37,6 +43,13 @@ static void put_file(const char *path)
 	put(buf);
 }
 
+/* One write() a line, so that kernel messages are less likely to split it. */
+static void flush(void)
+{
+	write(1, line, len);
+	len = 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i, poweroff = 0;
@@ -51,9 +64,13 @@ int main(int argc, char **argv)
 	put(" nodes=");
 	put_file("/sys/devices/system/node/online");
 	put("\n");
+	flush();
 
 	if (poweroff) {
 		put("rcuwb-init: powering off\n");
+		flush();
+		/* let the UART drain: power-off discards what is still queued */
+		ioctl(1, TCSBRK, (void *)1);
 		reboot(LINUX_REBOOT_CMD_POWER_OFF);
 	}
 	for (;;)
