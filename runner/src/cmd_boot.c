@@ -1,18 +1,14 @@
 /* cmd_boot.c: rcuwb boot: boot guests of one kernel variant and store every run. */
 #define _GNU_SOURCE
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
-#include "accel.h"
+#include "bench.h"
 #include "cli.h"
 #include "common.h"
 #include "db.h"
-#include "gpstats.h"
 #include "job.h"
 
 static const char boot_help[] =
@@ -136,70 +132,6 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 	return ret;
 }
 
-static void report_run(const struct job *j, int idx, int total)
-{
-	const struct console *c = &j->con;
-	double *us = gp_samples_us(c);
-	struct gp_stats st;
-
-	if (!us)
-		return;
-	gp_stats_compute(us, c->nsamples, &st);
-	free(us);
-	if (json_output) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "id", json_object_new_int64(j->id));
-		json_object_object_add(o, "cell", json_object_new_string(j->env.cell));
-		json_object_object_add(o, "variant", json_object_new_string(j->spec.kernel->variant));
-		json_object_object_add(o, "outcome", json_object_new_string(outcome_name(j->result.outcome)));
-		json_object_object_add(o, "detail", json_object_new_string(j->result.detail));
-		json_object_object_add(o, "samples", json_object_new_int64((int64_t)st.n));
-		if (st.n) {
-			json_object_object_add(o, "p50_us", json_object_new_double(st.p50));
-			json_object_object_add(o, "p90_us", json_object_new_double(st.p90));
-			json_object_object_add(o, "p99_us", json_object_new_double(st.p99));
-		}
-		json_object_object_add(o, "accel", json_object_new_string(j->env.accel));
-		json_object_object_add(o, "wall_s", json_object_new_double(j->env.ended - j->env.started));
-		json_object_object_add(o, "run_dir", json_object_new_string(j->env.run_dir));
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
-		return;
-	}
-	info("[%d/%d] run %lld %s %s: %s", idx, total, (long long)j->id, j->spec.kernel->variant,
-	     j->env.cell, outcome_name(j->result.outcome));
-	if (j->result.detail[0])
-		info(" (%s)", j->result.detail);
-	if (st.n)
-		info(", %zu samples, p50 %.0f us p90 %.0f us p99 %.0f us", st.n, st.p50, st.p90, st.p99);
-	info(" [%s, %.1f s]\n", j->env.accel, j->env.ended - j->env.started);
-}
-
-static int open_bench(struct bench *b, const struct kernel_build *k, const char *accel)
-{
-	char dbdir[PATH_MAX];
-
-	snprintf(dbdir, sizeof(dbdir), "%s", opt_db);
-	snprintf(b->results_dir, sizeof(b->results_dir), "%s", dirname(dbdir));
-	if (mkdir_p(b->results_dir) < 0 || db_open(opt_db, &b->db) < 0)
-		return -1;
-	if (host_probe(&b->host, NULL) < 0 || hv_open(&b->hv, opt_uri) < 0)
-		return -1;
-	if (accel_choose(b, k, accel) < 0)
-		return -1;
-	info("rcuwb: %s guests (%s), host %s with %u PUs, results in %s\n",
-	     b->kvm ? "KVM" : "TCG", b->kvm ? "kvm" : "qemu", b->host.name, b->host.pus, opt_db);
-	return 0;
-}
-
-static void close_bench(struct bench *b)
-{
-	hv_close(&b->hv);
-	if (b->db)
-		db_close(b->db);
-}
-
 int do_boot(int argc, char **argv)
 {
 	struct boot_opts o = { .variant = "stock", .accel = "auto", .vcpus = 2, .mem = 512,
@@ -218,8 +150,8 @@ int do_boot(int argc, char **argv)
 	if (kernel_load(o.variant, &k) < 0)
 		return -1;
 	o.proto.kernel = &k;
-	if (open_bench(&b, &k, o.accel) < 0) {
-		close_bench(&b);
+	if (bench_open(&b, &k, o.accel) < 0) {
+		bench_close(&b);
 		kernel_free(&k);
 		return -1;
 	}
@@ -235,7 +167,7 @@ int do_boot(int argc, char **argv)
 			j.spec.rep = db_next_rep(b.db, j.spec.matrix, j.env.cell, k.variant);
 			ret = job_run(&b, &j);
 			if (ret == 0)
-				report_run(&j, ++idx, total);
+				bench_report_run(&j, ++idx, total);
 			else
 				failed++;
 			job_free(&j);
@@ -247,7 +179,7 @@ int do_boot(int argc, char **argv)
 	}
 	if (b.hv.interrupted)
 		set_err("interrupted after %d of %d runs; the finished runs are stored in %s", idx, total, opt_db);
-	close_bench(&b);
+	bench_close(&b);
 	kernel_free(&k);
 	return ret < 0 || b.hv.interrupted || failed ? -1 : 0;
 }

@@ -20,7 +20,7 @@
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
-	" id INTEGER PRIMARY KEY, matrix TEXT, cell TEXT NOT NULL, rep INTEGER,"
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, matrix TEXT, cell TEXT NOT NULL, rep INTEGER,"
 	" kind TEXT NOT NULL, variant TEXT NOT NULL, kernel_version TEXT, config_sha TEXT,"
 	" kconfig_hz INTEGER, kconfig_preempt TEXT, kconfig_nohz TEXT, patches TEXT,"
 	" gp_mode TEXT, nwriters INTEGER, nreaders INTEGER, boot_params TEXT, cmdline TEXT,"
@@ -273,19 +273,58 @@ fail:
 	return -1;
 }
 
-int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *variant)
+
+static int int_query(sqlite3 *db, const char *sql, const char *const *args, int nargs, int dflt)
 {
 	sqlite3_stmt *st;
-	int n = 0;
+	int i, v = dflt;
 
-	if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return 1;
-	bind_text(st, 1, matrix);
-	bind_text(st, 2, cell);
-	bind_text(st, 3, variant);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int(st, 0);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return dflt;
+	for (i = 0; i < nargs; i++)
+		bind_text(st, i + 1, args[i]);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	return n + 1;
+	return v;
+}
+
+int db_max_rep(sqlite3 *db, const char *matrix)
+{
+	const char *args[] = { matrix };
+
+	return int_query(db, "SELECT MAX(rep) FROM runs WHERE matrix = ?", args, 1, 0);
+}
+
+int db_has_run(sqlite3 *db, const char *matrix, const char *cell, const char *variant, int rep)
+{
+	char r[16];
+	const char *args[] = { matrix, cell, variant, r };
+
+	snprintf(r, sizeof(r), "%d", rep);
+	return int_query(db, "SELECT COUNT(*) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?"
+			 " AND rep = CAST(? AS INTEGER) AND outcome <> 'interrupted'", args, 4, 0) > 0;
+}
+
+double db_avg_wall(sqlite3 *db, const char *cell)
+{
+	sqlite3_stmt *st;
+	double v = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT AVG(wall_s) FROM runs WHERE cell = ? AND outcome = 'ok'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	bind_text(st, 1, cell);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *variant)
+{
+	const char *args[] = { matrix, cell, variant };
+
+	return int_query(db, "SELECT MAX(rep) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?",
+			 args, 3, 0) + 1;
 }

@@ -16,7 +16,7 @@ struct run_env {
 	char qemu_version[16], libvirt_version[16];
 	char host[64];
 	unsigned host_pus;
-	char pinned[64];		/* host PUs the guest was pinned to, "" = none */
+	char pinned[256];		/* host PUs the guest was pinned to, "" = none */
 	double oversub;			/* vCPUs per host PU available to the guest */
 	double started, ended;		/* wall clock, seconds */
 	char run_dir[4096];
@@ -35,4 +35,10 @@ int db_store_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
 
 /* 1 + the number of runs already stored for (matrix, cell, variant). */
 int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *variant);
+/* Highest repetition stored for a matrix (0 = none). */
+int db_max_rep(sqlite3 *db, const char *matrix);
+/* Is (matrix, cell, variant, rep) stored, other than as interrupted? */
+int db_has_run(sqlite3 *db, const char *matrix, const char *cell, const char *variant, int rep);
+/* Average wall time of stored runs of a cell (any variant), -1 if none. */
+double db_avg_wall(sqlite3 *db, const char *cell);
 #endif

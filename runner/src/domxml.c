@@ -129,19 +129,25 @@ static void add_numa(xmlNodePtr cpu, const struct guest_topo *t)
 
 static void add_pinning(xmlNodePtr root, const struct domain_params *p)
 {
+	char all[512] = "", one[16];
+	size_t len = 0;
 	xmlNodePtr tune;
 	unsigned i;
 
 	remove_children_named(root, "cputune");
 	remove_children_named(root, "numatune");
-	if (p->pin_cpuset) {
+	for (i = 0; i < p->npin && len < sizeof(all); i++)
+		len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%u", i ? "," : "", p->pin[i]);
+	if (p->npin) {
 		tune = xmlNewChild(root, NULL, BAD_CAST "cputune", NULL);
 		for (i = 0; i < p->topo->vcpus; i++) {
 			xmlNodePtr pin = xmlNewChild(tune, NULL, BAD_CAST "vcpupin", NULL);
 
+			snprintf(one, sizeof(one), "%u", p->npin == p->topo->vcpus ? p->pin[i] : 0);
 			set_uint_attr(pin, "vcpu", i);
-			xmlSetProp(pin, BAD_CAST "cpuset", BAD_CAST p->pin_cpuset);
+			xmlSetProp(pin, BAD_CAST "cpuset", BAD_CAST(p->npin == p->topo->vcpus ? one : all));
 		}
+		xmlSetProp(xmlNewChild(tune, NULL, BAD_CAST "emulatorpin", NULL), BAD_CAST "cpuset", BAD_CAST all);
 	}
 	if (p->mem_nodeset) {
 		tune = xmlNewChild(root, NULL, BAD_CAST "numatune", NULL);

@@ -9,7 +9,13 @@ struct domain_params {
 	bool kvm;			/* domain type kvm (else qemu = TCG) */
 	const struct guest_topo *topo;
 	const char *kernel, *initrd, *cmdline, *console;
-	const char *pin_cpuset;		/* host PUs for every vCPU ("0-1"), NULL = none */
+	/*
+	 * Host PUs (os indexes) for the guest, npin = 0: not pinned.  With one
+	 * PU per vCPU, vCPU i runs on pin[i]; otherwise every vCPU (and the
+	 * emulator) may use all of them.
+	 */
+	const unsigned *pin;
+	unsigned npin;
 	const char *mem_nodeset;	/* host NUMA nodes for memory, NULL = none */
 };
 

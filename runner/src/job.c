@@ -11,7 +11,9 @@
 #define _GNU_SOURCE
 #include "job.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,14 @@ int job_start(struct bench *b, struct job *j)
 	snprintf(e->host, sizeof(e->host), "%s", b->host.name);
 	e->host_pus = b->host.pus;
 	e->oversub = (double)j->spec.topo.vcpus / (b->host.pus ? b->host.pus : 1);
+	if (j->place) {
+		e->oversub = j->place->oversub;
+		snprintf(e->pinned, sizeof(e->pinned), "%s", j->place->cpuset);
+		dp.pin = j->place->os;
+		dp.npin = j->place->npus;
+		if (b->numa_host)
+			dp.mem_nodeset = j->place->nodeset;
+	}
 	if (b->results_dir[0] &&
 	    path_fmt(e->run_dir, sizeof(e->run_dir), "%s/runs/%s", b->results_dir, j->guest.name))
 		return -1;
@@ -180,6 +190,45 @@ static void unstage(struct job *j)
 		unlink(path);
 	}
 	rmdir(j->stage_dir);
+}
+
+/* rcuwb-STAMP-PID-N: is the runner that started it gone? */
+static bool orphaned(const char *name)
+{
+	int pid = 0;
+
+	if (sscanf(name, "rcuwb-%*d-%*d-%d-", &pid) != 1 || pid <= 0)
+		return false;
+	return kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+void job_clean_stale(struct hypervisor *hv)
+{
+	DIR *d = opendir(stage_root());
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct job j = { 0 };
+		virDomainPtr dom;
+
+		if (strncmp(e->d_name, "rcuwb-", 6) || !orphaned(e->d_name))
+			continue;
+		/*
+		 * A runner killed while libvirt was still starting its guest can
+		 * leave that guest behind (autodestroy is attached too late).
+		 */
+		dom = virDomainLookupByName(hv->conn, e->d_name);
+		if (dom) {
+			info("rcuwb: destroying %s, left by a runner that was killed\n", e->d_name);
+			virDomainDestroy(dom);
+			virDomainFree(dom);
+		}
+		snprintf(j.stage_dir, sizeof(j.stage_dir), "%s/%.200s", stage_root(), e->d_name);
+		unstage(&j);
+	}
+	closedir(d);
 }
 
 int job_finish(struct bench *b, struct job *j)

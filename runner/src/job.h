@@ -9,6 +9,7 @@
 #include "db.h"
 #include "guest.h"
 #include "host.h"
+#include "place.h"
 #include "run.h"
 
 /* What every job of one runner invocation shares. */
@@ -18,11 +19,13 @@ struct bench {
 	sqlite3 *db;			/* NULL: nothing stored (accelerator probe) */
 	char results_dir[PATH_MAX];	/* run directories go to results_dir/runs */
 	bool kvm;			/* domain type kvm (else TCG) */
+	bool numa_host;			/* bind guest memory to the PUs' host nodes */
 	unsigned seq;
 };
 
 struct job {
 	struct run_spec spec;
+	const struct placement *place;	/* host PUs given to it, NULL = unpinned */
 	struct run_env env;
 	struct console con;
 	struct guest guest;
@@ -37,6 +40,8 @@ int job_start(struct bench *b, struct job *j);
 /* After the guest ended: classify, keep the console and XML in the run dir, store. */
 int job_finish(struct bench *b, struct job *j);
 void job_free(struct job *j);
+/* Remove staging left by runners that were killed (their guests are gone). */
+void job_clean_stale(struct hypervisor *hv);
 /* Convenience: start, wait, finish. */
 int job_run(struct bench *b, struct job *j);
 

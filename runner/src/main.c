@@ -25,6 +25,7 @@ const char *opt_uri = "qemu:///system";
 static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
+	{ "run", do_run, "run a measurement matrix (perf-configs/NAME.yaml): placed, interleaved, resumable" },
 	{ "boot", do_boot, "boot guests of one kernel variant, run rcuscale (or the probe), store every run" },
 	{ "parse", do_parse, "read a console log: rcuscale samples, statistics, probe lines, badness" },
 	{ "summary", do_summary, "per-cell table of stored runs: runs, samples, p50/p90/p99" },

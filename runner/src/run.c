@@ -49,8 +49,9 @@ void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 			 s->probe_prims[0] ? "-" : "", s->probe_prims,
 			 s->boot_params[0] ? "/" : "", s->boot_params);
 	else
-		snprintf(out, cap, "%s/%s/w%d-r%d%s%s", topo, gp_mode_name(s->gp),
-			 s->nwriters, s->nreaders, s->boot_params[0] ? "/" : "", s->boot_params);
+		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%s", topo, gp_mode_name(s->gp),
+			 s->nwriters, s->nreaders, s->writer_holdoff_us ? "-h" : "", s->writer_holdoff_us,
+			 s->boot_params[0] ? "/" : "", s->boot_params);
 }
 
 int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
@@ -63,6 +64,8 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 		   s->gp == GP_EXPEDITED, s->kind == RUN_BOOT ? 3600 : s->holdoff_s, s->nreaders);
 	if (s->nwriters >= 0)
 		buf_printf(&b, " rcuscale.nwriters=%d", s->nwriters);
+	if (s->writer_holdoff_us > 0)
+		buf_printf(&b, " rcuscale.writer_holdoff=%d", s->writer_holdoff_us);
 	if (s->kind == RUN_BOOT) {
 		buf_printf(&b, " rcuscale.shutdown=0 rcuwb_poweroff");
 	} else if (s->kind == RUN_PROBE) {

@@ -21,6 +21,7 @@ struct run_spec {
 	enum gp_mode gp;
 	int nwriters, nreaders;		/* rcuscale; -1 = kernel default */
 	int holdoff_s;			/* rcuscale.holdoff */
+	int writer_holdoff_us;		/* rcuscale.writer_holdoff, 0 = none */
 	char probe_stages[8];		/* midboot.stages (RUN_PROBE) */
 	char probe_prims[64];		/* midboot.prims, "" = all */
 	int probe_watchdog_s;

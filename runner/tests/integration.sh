@@ -47,6 +47,13 @@ check "v2 expedited run stored as ok" test "$(q "SELECT outcome || ':' || gp_mod
 check "boot-only guest ok" test "$(q "SELECT outcome FROM runs ORDER BY id DESC LIMIT 1")" = ok
 check "init saw CPUs 0-3 on nodes 0-1" grep -q 'rcuwb-init: up cpus=0-3 nodes=0-1' "$(q "SELECT run_dir FROM runs ORDER BY id DESC LIMIT 1")/console.log"
 
+"$rcuwb" -q -d "$db" boot -k "$variant" -n 4 -N 4 --boot-only -M it
+check "4-node guest brought up 4 CPUs on 4 nodes" test "$(q "SELECT outcome || ':' || guest_cpus || '/' || guest_nodes FROM runs ORDER BY id DESC LIMIT 1")" = ok:4/4
+
+# A guest that does not bring up what it was given is not a data point.
+"$rcuwb" -q -d "$db" boot -k "$variant" -n 2 -N 2 -b "maxcpus=1" -M it
+check "maxcpus=1 guest stored as topology-mismatch" test "$(q "SELECT outcome FROM runs ORDER BY id DESC LIMIT 1")" = topology-mismatch
+
 # 4. A guest that cannot finish in time is destroyed and stored as a timeout.
 start=$(date +%s)
 "$rcuwb" -q -d "$db" boot -k "$variant" -n 2 -t 3 -M it

@@ -13,13 +13,14 @@
 #include "common.h"
 #include "domxml.h"
 
-static char *build(bool kvm, unsigned vcpus, unsigned nodes, const char *cmdline, const char *pin)
+static char *build(bool kvm, unsigned vcpus, unsigned nodes, const char *cmdline, unsigned npin)
 {
+	static const unsigned pus[] = { 2, 3, 4, 5 };
 	struct guest_topo t;
 	struct domain_params p = {
 		.name = "rcuwb-test", .kvm = kvm, .topo = &t,
 		.kernel = "/var/lib/libvirt/rcuwb/x/vmlinux", .initrd = "/var/lib/libvirt/rcuwb/x/initramfs.cpio",
-		.cmdline = cmdline, .console = "/var/lib/libvirt/rcuwb/x/console.log", .pin_cpuset = pin,
+		.cmdline = cmdline, .console = "/var/lib/libvirt/rcuwb/x/console.log", .pin = pus, .npin = npin,
 	};
 
 	assert_int_equal(topo_make(&t, vcpus, nodes, 512, 0, 0, 0), 0);
@@ -44,7 +45,7 @@ static int validate(const char *xml)
 
 static void test_numa_guest(void **state)
 {
-	char *xml = build(false, 4, 2, "console=ttyS0", NULL);
+	char *xml = build(false, 4, 2, "console=ttyS0", 0);
 
 	(void)state;
 	assert_non_null(xml);
@@ -60,14 +61,22 @@ static void test_numa_guest(void **state)
 
 static void test_flat_kvm_pinned(void **state)
 {
-	char *xml = build(true, 2, 0, "console=ttyS0", "0-1");
+	char *xml = build(true, 2, 0, "console=ttyS0", 2);
 
 	(void)state;
 	assert_non_null(xml);
 	assert_non_null(strstr(xml, "<domain type=\"kvm\">"));
 	assert_non_null(strstr(xml, "mode=\"host-passthrough\""));
 	assert_null(strstr(xml, "<numa>"));
-	assert_non_null(strstr(xml, "<vcpupin vcpu=\"1\" cpuset=\"0-1\"/>"));
+	/* one PU per vCPU: vCPU i on PU i */
+	assert_non_null(strstr(xml, "<vcpupin vcpu=\"0\" cpuset=\"2\"/>"));
+	assert_non_null(strstr(xml, "<vcpupin vcpu=\"1\" cpuset=\"3\"/>"));
+	assert_non_null(strstr(xml, "<emulatorpin cpuset=\"2,3\"/>"));
+	assert_int_equal(validate(xml), 0);
+	free(xml);
+	/* oversubscribed: 4 vCPUs share 2 PUs */
+	xml = build(false, 4, 2, "console=ttyS0", 2);
+	assert_non_null(strstr(xml, "<vcpupin vcpu=\"3\" cpuset=\"2,3\"/>"));
 	assert_int_equal(validate(xml), 0);
 	free(xml);
 }
@@ -75,7 +84,7 @@ static void test_flat_kvm_pinned(void **state)
 /* Whatever a value holds, it stays a value. */
 static void test_escaping(void **state)
 {
-	char *xml = build(false, 1, 0, "a<b & c=\"d\" '</cmdline><x/>", NULL);
+	char *xml = build(false, 1, 0, "a<b & c=\"d\" '</cmdline><x/>", 0);
 
 	(void)state;
 	assert_non_null(xml);

@@ -1,0 +1,80 @@
+/* bench.c: a runner session and its per-run report lines. */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "accel.h"
+#include "cli.h"
+#include "common.h"
+#include "gpstats.h"
+
+void bench_report_run(const struct job *j, int idx, int total)
+{
+	const struct console *c = &j->con;
+	double *us = gp_samples_us(c);
+	struct gp_stats st;
+
+	if (!us)
+		return;
+	gp_stats_compute(us, c->nsamples, &st);
+	free(us);
+	if (json_output) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "id", json_object_new_int64(j->id));
+		json_object_object_add(o, "cell", json_object_new_string(j->env.cell));
+		json_object_object_add(o, "variant", json_object_new_string(j->spec.kernel->variant));
+		json_object_object_add(o, "outcome", json_object_new_string(outcome_name(j->result.outcome)));
+		json_object_object_add(o, "detail", json_object_new_string(j->result.detail));
+		json_object_object_add(o, "samples", json_object_new_int64((int64_t)st.n));
+		if (st.n) {
+			json_object_object_add(o, "p50_us", json_object_new_double(st.p50));
+			json_object_object_add(o, "p90_us", json_object_new_double(st.p90));
+			json_object_object_add(o, "p99_us", json_object_new_double(st.p99));
+		}
+		json_object_object_add(o, "accel", json_object_new_string(j->env.accel));
+		json_object_object_add(o, "wall_s", json_object_new_double(j->env.ended - j->env.started));
+		json_object_object_add(o, "run_dir", json_object_new_string(j->env.run_dir));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+		return;
+	}
+	info("[%d/%d] run %lld %s %s: %s", idx, total, (long long)j->id, j->spec.kernel->variant,
+	     j->env.cell, outcome_name(j->result.outcome));
+	if (j->result.detail[0])
+		info(" (%s)", j->result.detail);
+	if (st.n)
+		info(", %zu samples, p50 %.0f us p90 %.0f us p99 %.0f us", st.n, st.p50, st.p90, st.p99);
+	info(" [%s, %.1f s]\n", j->env.accel, j->env.ended - j->env.started);
+}
+
+int bench_open(struct bench *b, const struct kernel_build *k, const char *accel)
+{
+	char dbdir[PATH_MAX];
+
+	snprintf(dbdir, sizeof(dbdir), "%s", opt_db);
+	snprintf(b->results_dir, sizeof(b->results_dir), "%s", dirname(dbdir));
+	if (mkdir_p(b->results_dir) < 0 || db_open(opt_db, &b->db) < 0)
+		return -1;
+	if (host_probe(&b->host, NULL) < 0 || hv_open(&b->hv, opt_uri) < 0)
+		return -1;
+	job_clean_stale(&b->hv);
+	if (accel_choose(b, k, accel) < 0)
+		return -1;
+	info("rcuwb: %s guests (%s), host %s with %u PUs, results in %s\n",
+	     b->kvm ? "KVM" : "TCG", b->kvm ? "kvm" : "qemu", b->host.name, b->host.pus, opt_db);
+	return 0;
+}
+
+void bench_close(struct bench *b)
+{
+	hv_close(&b->hv);
+	if (b->db)
+		db_close(b->db);
+}

@@ -1,0 +1,331 @@
+/* cmd_run.c: rcuwb run: a whole matrix, placed on the host, interleaved, resumable. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "common.h"
+#include "db.h"
+#include "matrix.h"
+#include "place.h"
+
+static const char run_help[] =
+	"Usage: rcuwb run [OPTIONS] MATRIX\n"
+	"\n"
+	"Run every cell of a matrix (perf-configs/NAME.yaml; see perf-configs/README.md):\n"
+	"each repetition visits the cells in a seeded shuffled order and runs every\n"
+	"kernel variant of a cell back to back, so host drift lands on both sides of\n"
+	"each comparison.  Guests run side by side as long as they fit the CPU budget,\n"
+	"each pinned to host PUs of its own (within one host NUMA node when it fits);\n"
+	"a guest larger than the budget runs alone and its oversubscription is stored.\n"
+	"Every run is committed when it ends; Ctrl-C destroys the guests and keeps\n"
+	"what finished.\n"
+	"\n"
+	"  -n, --dry-run        print the plan and an estimated duration, run nothing\n"
+	"  -R, --resume         run only the runs of the matrix missing from the database\n"
+	"  -J, --jobs N         at most N guests at once (default: as many as fit)\n"
+	"  -C, --cpus N         host PUs guests may use (default: all)\n"
+	"  -a, --accel MODE     auto, kvm or tcg (default auto)\n"
+	"      --host-topology T plan against a synthetic hwloc topology (with --dry-run)\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Without --resume, a matrix that already has runs gets new repetitions after\n"
+	"the stored ones.\n";
+
+struct run_opts {
+	bool dry_run, resume;
+	int jobs, cpus;
+	const char *accel, *synthetic, *path;
+};
+
+struct slot {
+	struct job job;
+	struct placement place;
+	bool used;
+};
+
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' }, { "resume", no_argument, NULL, 'R' },
+		{ "jobs", required_argument, NULL, 'J' }, { "cpus", required_argument, NULL, 'C' },
+		{ "accel", required_argument, NULL, 'a' },
+		{ "host-topology", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	int c, ret = 0;
+
+	while (ret == 0 && (c = getopt_long(argc, argv, "nRJ:C:a:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': o->dry_run = true; break;
+		case 'R': o->resume = true; break;
+		case 'J': ret = parse_int("--jobs", optarg, 1, 256, &o->jobs); break;
+		case 'C': ret = parse_int("--cpus", optarg, 1, PLACE_MAX_PUS, &o->cpus); break;
+		case 'a': o->accel = optarg; break;
+		case 'T': o->synthetic = optarg; break;
+		case 'h': print_usage(run_help); return 1;
+		default: return bad_usage("run");
+		}
+	}
+	if (ret)
+		return ret;
+	if (optind != argc - 1)
+		return set_err("run takes one matrix file: see 'rcuwb run --help'");
+	o->path = argv[optind];
+	return 0;
+}
+
+/* "perf-configs/quick" also finds perf-configs/quick.yaml */
+static const char *resolve(const char *path, char *buf, size_t cap)
+{
+	if (access(path, R_OK) == 0)
+		return path;
+	snprintf(buf, cap, "%s.yaml", path);
+	return access(buf, R_OK) == 0 ? buf : path;
+}
+
+/* Drop what is stored (resume) or shift repetitions after the stored ones. */
+static size_t select_runs(sqlite3 *db, const struct matrix *m, struct planned_run *runs, size_t n,
+			  bool resume)
+{
+	int stored = db ? db_max_rep(db, m->name) : 0;
+	size_t i, k = 0;
+
+	if (!resume) {
+		if (stored)
+			info("rcuwb: matrix %s has repetitions 1-%d stored: adding %d-%d "
+			     "(--resume fills gaps instead)\n", m->name, stored, stored + 1, stored + m->reps);
+		for (i = 0; i < n; i++)
+			runs[i].rep += stored;
+		return n;
+	}
+	for (i = 0; i < n; i++)
+		if (!db_has_run(db, m->name, runs[i].cell, m->variants[runs[i].variant], runs[i].rep))
+			runs[k++] = runs[i];
+	return k;
+}
+
+static double estimate_s(sqlite3 *db, const struct planned_run *p)
+{
+	double t = db ? db_avg_wall(db, p->cell) : -1;
+
+	return t > 0 ? t : 12;
+}
+
+static void print_plan(sqlite3 *db, const struct matrix *m, const struct planned_run *runs, size_t n,
+		       const struct placer *pl, int jobs)
+{
+	json_object *arr = json_output ? json_object_new_array() : NULL;
+	double total = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct planned_run *p = &runs[i];
+		double est = estimate_s(db, p);
+
+		total += est;
+		if (arr) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "index", json_object_new_int((int)i + 1));
+			json_object_object_add(o, "variant", json_object_new_string(m->variants[p->variant]));
+			json_object_object_add(o, "cell", json_object_new_string(p->cell));
+			json_object_object_add(o, "rep", json_object_new_int(p->rep));
+			json_object_object_add(o, "vcpus", json_object_new_int((int)m->topos[p->topo].vcpus));
+			json_object_object_add(o, "est_s", json_object_new_double(est));
+			json_object_array_add(arr, o);
+		} else {
+			printf("%4zu  rep %-3d %-10s %s\n", i + 1, p->rep, m->variants[p->variant], p->cell);
+		}
+	}
+	if (arr) {
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
+		json_object_put(arr);
+	} else {
+		printf("%zu runs, seed %llu, %u host PUs; about %.1f min if one guest runs at a time "
+		       "(up to %d at once where they fit)\n", n, m->seed, pl->npus, total / 60,
+		       jobs ? jobs : (int)pl->npus);
+	}
+}
+
+static int load_kernels(const struct matrix *m, struct kernel_build *k)
+{
+	int v;
+
+	for (v = 0; v < m->nvariants; v++)
+		if (kernel_load(m->variants[v], &k[v]) < 0)
+			return -1;
+	return 0;
+}
+
+/* A live line on a terminal: done/total, failures, elapsed, ETA from measured runs. */
+static void progress(int done, int total, int failed, double t0)
+{
+	int el = (int)(now_s() - t0), eta = done ? el * (total - done) / done : 0;
+
+	if (quiet || json_output || !isatty(2))
+		return;
+	fprintf(stderr, "\r\033[K[%d/%d] %d not ok, %d:%02d elapsed, ETA %d:%02d", done, total, failed,
+		el / 60, el % 60, eta / 60, eta % 60);
+}
+
+static void clear_progress(void)
+{
+	if (!quiet && !json_output && isatty(2))
+		fprintf(stderr, "\r\033[K");
+}
+
+struct runner_state {
+	struct bench *b;
+	struct placer *pl;
+	struct slot *slots;
+	int nslots, running, done, failed, total, errors;
+	double t0;
+};
+
+static void reap(struct runner_state *rs)
+{
+	int i;
+
+	for (i = 0; i < rs->nslots; i++) {
+		struct slot *s = &rs->slots[i];
+
+		if (!s->used || s->job.guest.running)
+			continue;
+		if (job_finish(rs->b, &s->job) < 0) {
+			clear_progress();
+			info("rcuwb: %s\n", last_err());
+			rs->errors++;
+		}
+		place_release(rs->pl, &s->place);
+		rs->done++;
+		if (s->job.result.outcome != OUT_OK)
+			rs->failed++;
+		clear_progress();
+		bench_report_run(&s->job, rs->done, rs->total);
+		progress(rs->done, rs->total, rs->failed, rs->t0);
+		job_free(&s->job);
+		s->used = false;
+		rs->running--;
+	}
+}
+
+static struct slot *free_slot(struct runner_state *rs)
+{
+	int i;
+
+	for (i = 0; i < rs->nslots; i++)
+		if (!rs->slots[i].used)
+			return &rs->slots[i];
+	return NULL;
+}
+
+static int run_all(struct runner_state *rs, const struct matrix *m, const struct planned_run *runs,
+		   size_t n, const struct kernel_build *kernels)
+{
+	size_t next = 0;
+
+	while ((next < n || rs->running) && !rs->b->hv.interrupted) {
+		struct slot *s = next < n ? free_slot(rs) : NULL;
+
+		if (s && place_take(rs->pl, m->topos[runs[next].topo].vcpus, &s->place) == 0) {
+			memset(&s->job, 0, sizeof(s->job));
+			matrix_spec(m, &runs[next], &s->job.spec);
+			s->job.spec.kernel = &kernels[runs[next].variant];
+			s->job.place = &s->place;
+			s->used = true;
+			rs->running++;
+			next++;
+			if (job_start(rs->b, &s->job) < 0 && s->job.guest.end != END_START_FAILED) {
+				place_release(rs->pl, &s->place);
+				s->used = false;
+				rs->running--;
+				return -1;
+			}
+			continue;	/* start as many as fit before sleeping */
+		}
+		if (hv_wait(&rs->b->hv, rs->b->hv.nrunning) < 0)
+			return -1;
+		reap(rs);
+	}
+	reap(rs);
+	return 0;
+}
+
+int do_run(int argc, char **argv)
+{
+	struct run_opts o = { .accel = "auto" };
+	struct kernel_build kernels[MATRIX_MAX] = { 0 };
+	struct planned_run *runs = NULL;
+	struct runner_state rs = { 0 };
+	struct bench b = { 0 };
+	struct placer pl;
+	struct matrix m;
+	char buf[PATH_MAX];
+	size_t n = 0;
+	int ret, v;
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : -1;
+	if (matrix_load(resolve(o.path, buf, sizeof(buf)), &m) < 0 || matrix_expand(&m, &runs, &n) < 0)
+		return -1;
+	if (place_init(&pl, o.synthetic, (unsigned)o.cpus) < 0)
+		goto out_err;
+	if (o.dry_run) {
+		sqlite3 *db = NULL;
+
+		if (access(opt_db, R_OK) == 0 && db_open(opt_db, &db) < 0)
+			goto out_err;
+		n = select_runs(db, &m, runs, n, o.resume && db);
+		print_plan(db, &m, runs, n, &pl, o.jobs);
+		if (db)
+			db_close(db);
+		free(runs);
+		return 0;
+	}
+	if (o.synthetic) {
+		set_err("--host-topology only plans (with --dry-run): guests need the real host");
+		goto out_err;
+	}
+	if (load_kernels(&m, kernels) < 0 || bench_open(&b, &kernels[0], o.accel) < 0)
+		goto out_close;
+	b.numa_host = pl.nnodes > 1;
+	n = select_runs(b.db, &m, runs, n, o.resume);
+	rs = (struct runner_state){ .b = &b, .pl = &pl, .total = (int)n, .t0 = now_s() };
+	rs.nslots = o.jobs ? o.jobs : (int)pl.npus;
+	rs.slots = calloc((size_t)rs.nslots, sizeof(*rs.slots));
+	if (!rs.slots) {
+		set_err("out of memory");
+		goto out_close;
+	}
+	info("rcuwb: matrix %s: %zu runs, seed %llu, %u host PUs for guests\n", m.name, n, m.seed, pl.npus);
+	ret = run_all(&rs, &m, runs, n, kernels);
+	clear_progress();
+	if (ret == 0 && b.hv.interrupted)
+		ret = set_err("interrupted: %d of %d runs stored in %s; continue with: rcuwb run --resume %s",
+			      rs.done, rs.total, opt_db, o.path);
+	else if (ret == 0 && rs.errors)
+		ret = set_err("%d runs could not be stored or kept (see above)", rs.errors);
+	else if (ret == 0)
+		info("rcuwb: matrix %s: %d runs, %d not ok, in %.0f s\n", m.name, rs.done, rs.failed,
+		     now_s() - rs.t0);
+	free(rs.slots);
+	bench_close(&b);
+	for (v = 0; v < m.nvariants; v++)
+		kernel_free(&kernels[v]);
+	free(runs);
+	return ret;
+out_close:
+	bench_close(&b);
+	for (v = 0; v < m.nvariants; v++)
+		kernel_free(&kernels[v]);
+out_err:
+	free(runs);
+	return -1;
+}

@@ -1,0 +1,540 @@
+/*
+ * matrix.c: measurement matrices.
+ *
+ * A matrix is a YAML file (parsed with libyaml) that lists kernel variants,
+ * guest topologies, grace-period modes or probe stages, rcuscale parameters,
+ * extra boot parameters and repetitions; perf-configs/README.md documents
+ * it.  Every error names the file, the line and the key.
+ */
+#define _GNU_SOURCE
+#include "matrix.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "common.h"
+
+struct ctx {
+	const char *path;
+	yaml_document_t *doc;
+};
+
+static yaml_node_t *node(struct ctx *c, int i)
+{
+	return yaml_document_get_node(c->doc, i);
+}
+
+static int line_of(const yaml_node_t *n)
+{
+	return (int)n->start_mark.line + 1;
+}
+
+static int err_at(struct ctx *c, const yaml_node_t *n, const char *key, const char *msg)
+{
+	return set_err("%s:%d: %s: %s", c->path, line_of(n), key, msg);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int get_int(struct ctx *c, yaml_node_t *n, const char *key, int min, int max, int *out)
+{
+	const char *s = scalar(n);
+	char *end, msg[96];
+	long v;
+
+	snprintf(msg, sizeof(msg), "give a whole number from %d to %d", min, max);
+	if (!s)
+		return err_at(c, n, key, msg);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return err_at(c, n, key, msg);
+	*out = (int)v;
+	return 0;
+}
+
+static int get_str(struct ctx *c, yaml_node_t *n, const char *key, char *out, size_t cap)
+{
+	const char *s = scalar(n);
+
+	if (!s)
+		return err_at(c, n, key, "give a string");
+	if (strlen(s) >= cap)
+		return err_at(c, n, key, "too long");
+	snprintf(out, cap, "%s", s);
+	return 0;
+}
+
+/* A sequence, or a single scalar standing for a one-element sequence. */
+static int seq_items(struct ctx *c, yaml_node_t *n, const char *key, int max,
+		     yaml_node_t **items, int *count)
+{
+	yaml_node_item_t *it;
+	char msg[64];
+
+	*count = 0;
+	if (n->type == YAML_SCALAR_NODE) {
+		items[(*count)++] = n;
+		return 0;
+	}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return err_at(c, n, key, "give a list");
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		if (*count == max) {
+			snprintf(msg, sizeof(msg), "at most %d entries", max);
+			return err_at(c, n, key, msg);
+		}
+		items[(*count)++] = node(c, *it);
+	}
+	if (!*count)
+		return err_at(c, n, key, "the list is empty");
+	return 0;
+}
+
+#define FOR_PAIRS(c, map, k, v)								\
+	for (yaml_node_pair_t *p_ = (map)->data.mapping.pairs.start;			\
+	     p_ < (map)->data.mapping.pairs.top &&					\
+	     ((k) = node(c, p_->key), (v) = node(c, p_->value), 1); p_++)
+
+static int parse_cells(struct ctx *c, yaml_node_t *n, const char *key, struct guest_topo *t)
+{
+	yaml_node_t *items[TOPO_MAX_NODES], *k, *v;
+	unsigned next = 0;
+	int i, count;
+
+	if (seq_items(c, n, key, TOPO_MAX_NODES, items, &count) < 0)
+		return -1;
+	t->nnodes = (unsigned)count;
+	for (i = 0; i < count; i++) {
+		struct numa_cell *cell = &t->cells[i];
+		char cpus[32] = "", sub[48];
+		unsigned long long mask;
+		int mem = 0;
+
+		snprintf(sub, sizeof(sub), "%s[%d]", key, i);
+		if (items[i]->type != YAML_MAPPING_NODE)
+			return err_at(c, items[i], sub, "give {cpus: 0-1, memory: MiB}");
+		FOR_PAIRS(c, items[i], k, v) {
+			const char *ks = scalar(k) ? scalar(k) : "?";
+
+			if (!strcmp(ks, "cpus")) {
+				if (get_str(c, v, "cpus", cpus, sizeof(cpus)) < 0)
+					return -1;
+			} else if (!strcmp(ks, "memory")) {
+				if (get_int(c, v, "memory", 16, 1 << 20, &mem) < 0)
+					return -1;
+			} else {
+				return err_at(c, k, ks, "unknown key in a NUMA cell (cpus, memory)");
+			}
+		}
+		if (parse_cpulist(cpus, &mask) < 0 || !mask)
+			return err_at(c, items[i], sub, "cpus: give a range such as 0-3");
+		cell->first_cpu = (unsigned)__builtin_ctzll(mask);
+		cell->ncpus = (unsigned)__builtin_popcountll(mask);
+		if (mask >> cell->first_cpu != (1ULL << cell->ncpus) - 1 || cell->first_cpu != next)
+			return err_at(c, items[i], sub, "cells must cover vCPUs 0.. in contiguous ranges, in order");
+		next += cell->ncpus;
+		cell->mem_mib = (unsigned)mem;
+	}
+	return 0;
+}
+
+static int parse_distances(struct ctx *c, yaml_node_t *n, struct guest_topo *t)
+{
+	yaml_node_t *rows[TOPO_MAX_NODES], *cols[TOPO_MAX_NODES];
+	int i, j, nr, nc, d;
+
+	if (seq_items(c, n, "distances", TOPO_MAX_NODES, rows, &nr) < 0)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		if (seq_items(c, rows[i], "distances", TOPO_MAX_NODES, cols, &nc) < 0)
+			return -1;
+		if (nc != nr)
+			return err_at(c, rows[i], "distances", "give a square matrix, a row per NUMA cell");
+		for (j = 0; j < nc; j++) {
+			if (get_int(c, cols[j], "distances", 10, 255, &d) < 0)
+				return -1;
+			t->distance[i][j] = (unsigned)d;
+		}
+	}
+	return nr;
+}
+
+static int parse_topology(struct ctx *c, yaml_node_t *n, const char *key, int dflt_mem,
+			  struct guest_topo *t)
+{
+	int vcpus = 0, nodes = 0, sockets = 0, cores = 0, threads = 0, mem = dflt_mem, ndist = -1;
+	yaml_node_t *k, *v, *cells = NULL, *dist = NULL;
+	struct guest_topo tmp;
+	unsigned i, total = 0;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return err_at(c, n, key, "give {vcpus: N, nodes: K, ...}");
+	FOR_PAIRS(c, n, k, v) {
+		const char *ks = scalar(k) ? scalar(k) : "?";
+		char sub[96];
+		int r = 0;
+
+		snprintf(sub, sizeof(sub), "%s.%s", key, ks);
+		if (!strcmp(ks, "vcpus"))
+			r = get_int(c, v, sub, 1, TOPO_MAX_VCPUS, &vcpus);
+		else if (!strcmp(ks, "nodes"))
+			r = get_int(c, v, sub, 0, TOPO_MAX_NODES, &nodes);
+		else if (!strcmp(ks, "sockets"))
+			r = get_int(c, v, sub, 1, 64, &sockets);
+		else if (!strcmp(ks, "cores"))
+			r = get_int(c, v, sub, 1, 64, &cores);
+		else if (!strcmp(ks, "threads"))
+			r = get_int(c, v, sub, 1, 8, &threads);
+		else if (!strcmp(ks, "memory"))
+			r = get_int(c, v, sub, 64, 1 << 20, &mem);
+		else if (!strcmp(ks, "cells"))
+			cells = v;
+		else if (!strcmp(ks, "distances"))
+			dist = v;
+		else
+			return err_at(c, k, sub, "unknown key (vcpus, nodes, sockets, cores, threads, memory, cells, distances)");
+		if (r < 0)
+			return -1;
+	}
+	if (!vcpus)
+		return err_at(c, n, key, "vcpus is missing");
+	if (cells && nodes)
+		return err_at(c, n, key, "give nodes or cells, not both");
+	if (topo_make(t, (unsigned)vcpus, cells ? 0 : (unsigned)nodes, (unsigned)mem,
+		      (unsigned)sockets, (unsigned)cores, (unsigned)threads) < 0) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", last_err());
+		return err_at(c, n, key, msg);
+	}
+	if (cells) {
+		tmp = *t;
+		if (parse_cells(c, cells, "cells", &tmp) < 0)
+			return -1;
+		for (i = 0; i < tmp.nnodes; i++) {
+			if (!tmp.cells[i].mem_mib)
+				tmp.cells[i].mem_mib = (unsigned)mem / tmp.nnodes;
+			total += tmp.cells[i].ncpus;
+		}
+		if (total != tmp.vcpus)
+			return err_at(c, cells, "cells", "the cells' cpus must add up to vcpus");
+		tmp.mem_mib = 0;
+		for (i = 0; i < tmp.nnodes; i++)
+			tmp.mem_mib += tmp.cells[i].mem_mib;
+		if (tmp.nnodes == 1)
+			tmp.nnodes = 0;
+		*t = tmp;
+	}
+	if (dist) {
+		ndist = parse_distances(c, dist, t);
+		if (ndist < 0)
+			return -1;
+		if ((unsigned)ndist != t->nnodes)
+			return err_at(c, dist, "distances", "give one row per NUMA cell");
+	}
+	return 0;
+}
+
+static int parse_list_of_str(struct ctx *c, yaml_node_t *n, const char *key, char (*out)[256],
+			     int *count)
+{
+	yaml_node_t *items[MATRIX_MAX];
+	int i;
+
+	if (seq_items(c, n, key, MATRIX_MAX, items, count) < 0)
+		return -1;
+	for (i = 0; i < *count; i++)
+		if (get_str(c, items[i], key, out[i], sizeof(out[i])) < 0)
+			return -1;
+	return 0;
+}
+
+static int parse_variants(struct ctx *c, yaml_node_t *n, struct matrix *m)
+{
+	yaml_node_t *items[MATRIX_MAX];
+	int i;
+
+	if (seq_items(c, n, "variants", MATRIX_MAX, items, &m->nvariants) < 0)
+		return -1;
+	for (i = 0; i < m->nvariants; i++) {
+		if (get_str(c, items[i], "variants", m->variants[i], sizeof(m->variants[i])) < 0)
+			return -1;
+		if (strspn(m->variants[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+		    strlen(m->variants[i]))
+			return err_at(c, items[i], "variants", "a variant name has letters, digits, '.', '_', '-'");
+	}
+	return 0;
+}
+
+static int parse_modes(struct ctx *c, yaml_node_t *n, struct matrix *m)
+{
+	yaml_node_t *items[MATRIX_MAX];
+	int i, count;
+
+	m->normal = m->expedited = false;
+	if (seq_items(c, n, "modes", MATRIX_MAX, items, &count) < 0)
+		return -1;
+	for (i = 0; i < count; i++) {
+		const char *s = scalar(items[i]);
+
+		if (s && !strcmp(s, "normal"))
+			m->normal = true;
+		else if (s && !strcmp(s, "expedited"))
+			m->expedited = true;
+		else
+			return err_at(c, items[i], "modes", "give normal and/or expedited");
+	}
+	return 0;
+}
+
+static int parse_rcuscale(struct ctx *c, yaml_node_t *n, struct matrix *m)
+{
+	yaml_node_t *k, *v;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return err_at(c, n, "rcuscale", "give {nwriters: N, nreaders: N, holdoff: S, writer_holdoff: US}");
+	FOR_PAIRS(c, n, k, v) {
+		const char *ks = scalar(k) ? scalar(k) : "?";
+		int r;
+
+		if (!strcmp(ks, "nwriters"))
+			r = get_int(c, v, "rcuscale.nwriters", -1, 1024, &m->nwriters);
+		else if (!strcmp(ks, "nreaders"))
+			r = get_int(c, v, "rcuscale.nreaders", -1, 1024, &m->nreaders);
+		else if (!strcmp(ks, "holdoff"))
+			r = get_int(c, v, "rcuscale.holdoff", 0, 3600, &m->holdoff_s);
+		else if (!strcmp(ks, "writer_holdoff"))
+			r = get_int(c, v, "rcuscale.writer_holdoff", 0, 1000000, &m->writer_holdoff_us);
+		else
+			return err_at(c, k, ks, "unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff)");
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_probe(struct ctx *c, yaml_node_t *n, struct matrix *m)
+{
+	yaml_node_t *k, *v, *items[MATRIX_MAX];
+	int i;
+
+	if (n->type != YAML_MAPPING_NODE)
+		return err_at(c, n, "probe", "give {stages: [1, 2, 34], prims: [rcu, \"srcu,tasks\"], watchdog: S}");
+	FOR_PAIRS(c, n, k, v) {
+		const char *ks = scalar(k) ? scalar(k) : "?";
+
+		if (!strcmp(ks, "stages")) {
+			if (seq_items(c, v, "probe.stages", MATRIX_MAX, items, &m->nprobes) < 0)
+				return -1;
+			for (i = 0; i < m->nprobes; i++) {
+				const char *s = scalar(items[i]);
+
+				if (!s || !*s || strlen(s) > 4 || strspn(s, "1234") != strlen(s))
+					return err_at(c, items[i], "probe.stages", "give stage digits 1-4, e.g. 1 or 234");
+				snprintf(m->probe_stages[i], sizeof(m->probe_stages[i]), "%s", s);
+			}
+		} else if (!strcmp(ks, "prims")) {
+			if (seq_items(c, v, "probe.prims", MATRIX_MAX, items, &m->nprims) < 0)
+				return -1;
+			for (i = 0; i < m->nprims; i++)
+				if (get_str(c, items[i], "probe.prims", m->probe_prims[i], sizeof(m->probe_prims[i])) < 0)
+					return -1;
+		} else if (!strcmp(ks, "watchdog")) {
+			if (get_int(c, v, "probe.watchdog", 1, 600, &m->probe_watchdog_s) < 0)
+				return -1;
+		} else {
+			return err_at(c, k, ks, "unknown probe key (stages, prims, watchdog)");
+		}
+	}
+	return 0;
+}
+
+static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
+{
+	yaml_node_t *k, *v, *topos = NULL, *items[MATRIX_MAX];
+	int i, mem = 512, seed = 1;
+	bool have_modes = false;
+
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return set_err("%s:1: the file must be a YAML mapping (see perf-configs/README.md)", c->path);
+	FOR_PAIRS(c, root, k, v) {
+		const char *ks = scalar(k) ? scalar(k) : "?";
+		int r = 0;
+
+		if (!strcmp(ks, "name"))
+			r = get_str(c, v, "name", m->name, sizeof(m->name));
+		else if (!strcmp(ks, "variants"))
+			r = parse_variants(c, v, m);
+		else if (!strcmp(ks, "topologies"))
+			topos = v;
+		else if (!strcmp(ks, "modes"))
+			r = parse_modes(c, v, m), have_modes = true;
+		else if (!strcmp(ks, "rcuscale"))
+			r = parse_rcuscale(c, v, m);
+		else if (!strcmp(ks, "probe"))
+			r = parse_probe(c, v, m);
+		else if (!strcmp(ks, "boot_params"))
+			r = parse_list_of_str(c, v, "boot_params", m->boot_params, &m->nboot_params);
+		else if (!strcmp(ks, "reps"))
+			r = get_int(c, v, "reps", 1, 10000, &m->reps);
+		else if (!strcmp(ks, "timeout"))
+			r = get_int(c, v, "timeout", 1, 86400, &m->timeout_s);
+		else if (!strcmp(ks, "memory"))
+			r = get_int(c, v, "memory", 64, 1 << 20, &mem);
+		else if (!strcmp(ks, "seed"))
+			r = get_int(c, v, "seed", 0, 1 << 30, &seed);
+		else
+			return err_at(c, k, ks, "unknown key (name, variants, topologies, modes, rcuscale, "
+				      "probe, boot_params, reps, timeout, memory, seed)");
+		if (r < 0)
+			return -1;
+	}
+	m->seed = (unsigned long long)seed;
+	if (!m->nvariants)
+		return err_at(c, root, "variants", "missing: list the kernel variants to run");
+	if (!topos)
+		return err_at(c, root, "topologies", "missing: list at least one guest topology");
+	if (seq_items(c, topos, "topologies", MATRIX_MAX, items, &m->ntopos) < 0)
+		return -1;
+	for (i = 0; i < m->ntopos; i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "topologies[%d]", i);
+		if (parse_topology(c, items[i], key, mem, &m->topos[i]) < 0)
+			return -1;
+	}
+	if (m->nprobes && !have_modes)
+		m->normal = false;	/* a probe matrix runs no rcuscale cells unless asked */
+	if (!m->normal && !m->expedited && !m->nprobes)
+		return err_at(c, root, "modes", "nothing to run: give modes and/or probe stages");
+	return 0;
+}
+
+int matrix_load(const char *path, struct matrix *m)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	struct ctx c = { .path = path, .doc = &doc };
+	FILE *f = fopen(path, "re");
+	const char *base;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	m->normal = true;
+	m->nwriters = -1;
+	m->holdoff_s = 3;
+	m->reps = 1;
+	m->timeout_s = 300;
+	m->probe_watchdog_s = 5;
+	m->nboot_params = 1;	/* one empty entry */
+	m->nprims = 1;		/* all primitives */
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	snprintf(m->name, sizeof(m->name), "%.*s", (int)strcspn(base, "."), base);
+	if (!f)
+		return set_err("cannot open matrix %s: %s", path, strerror(errno));
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		ret = set_err("%s:%zu: not valid YAML: %s", path, parser.problem_mark.line + 1,
+			      parser.problem ? parser.problem : "?");
+		yaml_parser_delete(&parser);
+		fclose(f);
+		return ret;
+	}
+	ret = parse_top(&c, yaml_document_get_root_node(&doc), m);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return ret;
+}
+
+/* splitmix64: small, seedable, the same everywhere */
+static unsigned long long next_rand(unsigned long long *s)
+{
+	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run_spec *s)
+{
+	run_spec_init(s);
+	snprintf(s->matrix, sizeof(s->matrix), "%s", m->name);
+	s->rep = p->rep;
+	s->topo = m->topos[p->topo];
+	s->nwriters = m->nwriters;
+	s->nreaders = m->nreaders;
+	s->holdoff_s = m->holdoff_s;
+	s->writer_holdoff_us = m->writer_holdoff_us;
+	s->timeout_s = m->timeout_s;
+	snprintf(s->boot_params, sizeof(s->boot_params), "%s", m->boot_params[p->boot_params]);
+	if (p->mode >= 2) {
+		s->kind = RUN_PROBE;
+		snprintf(s->probe_stages, sizeof(s->probe_stages), "%s", m->probe_stages[(p->mode - 2) / m->nprims]);
+		snprintf(s->probe_prims, sizeof(s->probe_prims), "%s", m->probe_prims[(p->mode - 2) % m->nprims]);
+		s->probe_watchdog_s = m->probe_watchdog_s;
+	} else {
+		s->gp = p->mode ? GP_EXPEDITED : GP_NORMAL;
+	}
+}
+
+int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n)
+{
+	int nmodes = 2 + m->nprobes * m->nprims;
+	int ncells_max = m->ntopos * nmodes * m->nboot_params;
+	struct planned_run *cells = calloc((size_t)ncells_max, sizeof(*cells)), *out;
+	unsigned long long seed = m->seed;
+	int t, mode, bp, ncells = 0, rep, i, v;
+	size_t k = 0;
+
+	if (!cells)
+		return set_err("out of memory");
+	for (t = 0; t < m->ntopos; t++)
+		for (mode = 0; mode < nmodes; mode++)
+			for (bp = 0; bp < m->nboot_params; bp++) {
+				if ((mode == 0 && !m->normal) || (mode == 1 && !m->expedited))
+					continue;
+				cells[ncells++] = (struct planned_run){ .topo = t, .mode = mode, .boot_params = bp };
+			}
+	out = calloc((size_t)(ncells * m->reps * m->nvariants), sizeof(*out));
+	if (!out) {
+		free(cells);
+		return set_err("out of memory");
+	}
+	for (rep = 1; rep <= m->reps; rep++) {
+		for (i = ncells - 1; i > 0; i--) {	/* Fisher-Yates */
+			int j = (int)(next_rand(&seed) % (unsigned long long)(i + 1));
+			struct planned_run tmp = cells[i];
+
+			cells[i] = cells[j];
+			cells[j] = tmp;
+		}
+		for (i = 0; i < ncells; i++)
+			for (v = 0; v < m->nvariants; v++) {
+				struct planned_run *p = &out[k++];
+				struct run_spec s;
+
+				*p = cells[i];
+				p->rep = rep;
+				/* A B in odd repetitions, B A in even ones */
+				p->variant = rep % 2 ? v : m->nvariants - 1 - v;
+				matrix_spec(m, p, &s);
+				run_cell_key(&s, p->cell, sizeof(p->cell));
+			}
+	}
+	free(cells);
+	*runs = out;
+	*n = k;
+	return 0;
+}

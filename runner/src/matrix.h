@@ -1,0 +1,55 @@
+/* matrix.h: measurement matrices (perf-configs/NAME.yaml): parse, validate, expand into interleaved runs. */
+#ifndef RCUWB_MATRIX_H
+#define RCUWB_MATRIX_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "run.h"
+#include "topo.h"
+
+#define MATRIX_MAX 16
+
+struct matrix {
+	char path[PATH_MAX];
+	char name[64];
+	char variants[MATRIX_MAX][64];
+	int nvariants;
+	struct guest_topo topos[MATRIX_MAX];
+	int ntopos;
+	bool normal, expedited;		/* rcuscale GP modes */
+	char probe_stages[MATRIX_MAX][8];	/* mid-boot probe: stages x prims, */
+	int nprobes;				/* one boot per combination */
+	char probe_prims[MATRIX_MAX][64];	/* "" = all primitives */
+	int nprims;
+	int probe_watchdog_s;
+	char boot_params[MATRIX_MAX][256];	/* a dimension: "" = none */
+	int nboot_params;
+	int nwriters, nreaders, holdoff_s, writer_holdoff_us;
+	int reps, timeout_s;
+	unsigned long long seed;
+};
+
+/* One planned run: indexes into the matrix's dimensions. */
+struct planned_run {
+	int variant, topo, mode;	/* mode: 0 normal, 1 expedited, 2 + k * nprims + j probe */
+	int boot_params, rep;		/* rep counts from 1 */
+	char cell[192];
+};
+
+/*
+ * Parse a matrix file.  Errors name the file, the line and the key, e.g.
+ * "perf-configs/quick.yaml:7: topologies[1].vcpus: give a whole number from 1 to 64".
+ */
+int matrix_load(const char *path, struct matrix *m);
+/*
+ * Every run of the matrix, in run order: repetition by repetition, the cells
+ * shuffled (seeded: the same seed gives the same order), and within a cell
+ * every variant back to back, in alternating order, so that slow drift of
+ * the host lands on both sides of every comparison.
+ */
+int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n);
+/* The run spec of a planned run (kernel left NULL: the caller sets it). */
+void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run_spec *s);
+
+#endif

@@ -1,0 +1,117 @@
+/* place.c: guests on host PUs, through hwloc. */
+#include "place.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "common.h"
+
+int place_init(struct placer *p, const char *synthetic, unsigned budget)
+{
+	hwloc_topology_t t;
+	hwloc_obj_t pu = NULL;
+	unsigned n = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (hwloc_topology_init(&t) < 0)
+		return set_err("hwloc: cannot initialise a topology");
+	if (synthetic && hwloc_topology_set_synthetic(t, synthetic) < 0) {
+		hwloc_topology_destroy(t);
+		return set_err("hwloc: bad synthetic topology '%s'", synthetic);
+	}
+	if (hwloc_topology_load(t) < 0) {
+		hwloc_topology_destroy(t);
+		return set_err("hwloc: cannot read the host topology");
+	}
+	while ((pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu)) && n < PLACE_MAX_PUS &&
+	       (!budget || n < budget)) {
+		hwloc_obj_t node = NULL;
+		unsigned i;
+
+		p->os_index[n] = pu->os_index;
+		/* the NUMA node whose cpuset holds this PU */
+		for (i = 0; (node = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i)); i++)
+			if (hwloc_bitmap_isset(node->cpuset, pu->os_index))
+				break;
+		p->node[n] = node ? node->os_index : 0;
+		if (p->node[n] + 1 > p->nnodes)
+			p->nnodes = p->node[n] + 1;
+		n++;
+	}
+	hwloc_topology_destroy(t);
+	if (!n)
+		return set_err("hwloc: no PUs found");
+	if (budget > n)
+		return set_err("--cpus %u: the host has only %u PUs", budget, n);
+	p->npus = n;
+	return 0;
+}
+
+static void describe(const struct placer *p, struct placement *pl, unsigned vcpus)
+{
+	bool nodes[PLACE_MAX_PUS] = { false };
+	size_t len = 0;
+	unsigned i;
+
+	pl->cpuset[0] = pl->nodeset[0] = '\0';
+	for (i = 0; i < pl->npus; i++) {
+		pl->os[i] = p->os_index[pl->pu[i]];
+		len += (size_t)snprintf(pl->cpuset + len, sizeof(pl->cpuset) - len, "%s%u", i ? "," : "",
+					p->os_index[pl->pu[i]]);
+		if (len >= sizeof(pl->cpuset))
+			len = sizeof(pl->cpuset) - 1;
+		nodes[p->node[pl->pu[i]]] = true;
+	}
+	len = 0;
+	for (i = 0; i < p->nnodes && len < sizeof(pl->nodeset); i++)
+		if (nodes[i])
+			len += (size_t)snprintf(pl->nodeset + len, sizeof(pl->nodeset) - len, "%s%u",
+						len ? "," : "", i);
+	pl->oversub = (double)vcpus / pl->npus;
+}
+
+static unsigned free_in_node(const struct placer *p, unsigned node)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < p->npus; i++)
+		n += !p->busy[i] && p->node[i] == node;
+	return n;
+}
+
+int place_take(struct placer *p, unsigned vcpus, struct placement *out)
+{
+	unsigned want = vcpus < p->npus ? vcpus : p->npus, i, node, best = ~0U;
+
+	memset(out, 0, sizeof(*out));
+	if (p->npus - p->nbusy < want)
+		return 1;
+	/* the fullest node that still fits: packs guests, keeps big holes */
+	for (node = 0; node < p->nnodes; node++) {
+		unsigned f = free_in_node(p, node);
+
+		if (f >= want && (best == ~0U || f < free_in_node(p, best)))
+			best = node;
+	}
+	for (i = 0; i < p->npus && out->npus < want; i++)
+		if (!p->busy[i] && (best == ~0U || p->node[i] == best))
+			out->pu[out->npus++] = i;
+	for (i = 0; i < out->npus; i++)
+		p->busy[out->pu[i]] = true;
+	p->nbusy += out->npus;
+	describe(p, out, vcpus);
+	return 0;
+}
+
+void place_release(struct placer *p, const struct placement *pl)
+{
+	unsigned i;
+
+	for (i = 0; i < pl->npus; i++)
+		if (p->busy[pl->pu[i]]) {
+			p->busy[pl->pu[i]] = false;
+			p->nbusy--;
+		}
+}

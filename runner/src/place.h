@@ -1,0 +1,41 @@
+/* place.h: where guests run on the host: a CPU budget of host PUs, pinning, oversubscription. */
+#ifndef RCUWB_PLACE_H
+#define RCUWB_PLACE_H
+
+#include <stdbool.h>
+
+#define PLACE_MAX_PUS 1024
+
+struct placer {
+	unsigned npus;			/* PUs in the budget */
+	unsigned os_index[PLACE_MAX_PUS];
+	unsigned node[PLACE_MAX_PUS];	/* host NUMA node of each PU */
+	unsigned nnodes;
+	bool busy[PLACE_MAX_PUS];
+	unsigned nbusy;
+};
+
+struct placement {
+	unsigned npus;
+	unsigned pu[PLACE_MAX_PUS];	/* indexes into the placer */
+	unsigned os[PLACE_MAX_PUS];	/* the same PUs' OS indexes */
+	char cpuset[256];		/* host PUs (os indexes), libvirt syntax */
+	char nodeset[64];		/* host NUMA nodes of those PUs */
+	double oversub;			/* vCPUs per PU given */
+};
+
+/*
+ * Read the host (or a synthetic topology such as "node:2 core:2 pu:1") with
+ * hwloc; budget = how many PUs guests may use (0 = all).
+ */
+int place_init(struct placer *p, const char *synthetic, unsigned budget);
+/*
+ * Give a guest of vcpus vCPUs PUs of its own: within one host NUMA node when
+ * one has enough free PUs, else across nodes.  A guest larger than the whole
+ * budget runs alone on all of it, oversubscribed.  Returns 1 when it does not
+ * fit now (wait for a guest to end), 0 when placed.
+ */
+int place_take(struct placer *p, unsigned vcpus, struct placement *out);
+void place_release(struct placer *p, const struct placement *pl);
+
+#endif

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# runner/tests/matrix.sh: `rcuwb run` on a small real matrix: every run stored,
+# --resume idempotent, deleted runs rerun exactly, and a runner killed with
+# SIGKILL in the middle leaves no guest behind and resumes to a complete set.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+rcuwb=$here/../rcuwb
+variant=${RCUWB_TEST_VARIANT:-after}
+work=$(mktemp -d /tmp/rcuwb-matrix.XXXXXX)
+db=$work/rcuwb.db
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "  ok   $1"; }
+bad() { fail=$((fail + 1)); echo "  FAIL $1"; }
+check() { local d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else bad "$d"; fi; }
+q() { sqlite3 "$db" "$1"; }
+no_domains() { [ -z "$(virsh -c qemu:///system list --all --name | grep '^rcuwb-')" ]; }
+complete() { # every planned run exactly once
+	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt'")" = 6 &&
+	test "$(q "SELECT COUNT(*) FROM (SELECT DISTINCT cell, variant, rep FROM runs WHERE matrix='mt')")" = 6 &&
+	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND outcome <> 'ok'")" = 0
+}
+
+# 2 topologies x (normal, expedited, probe stage 4) = 6 runs
+cat > "$work/mt.yaml" <<EOY
+name: mt
+variants: [$variant]
+topologies:
+  - {vcpus: 1}
+  - {vcpus: 2, nodes: 2}
+modes: [normal, expedited]
+probe: {stages: ["4"], watchdog: 3}
+rcuscale: {nreaders: 0, holdoff: 1, nwriters: 1}
+reps: 1
+timeout: 120
+EOY
+echo "matrix: rcuwb run on a real matrix (results in $db)"
+
+check "dry run plans 6 runs" grep -q '^6 runs' <<< "$("$rcuwb" -d "$db" run -n "$work/mt.yaml")"
+check "dry run --json is valid JSON" json_pp <<< "$("$rcuwb" -d "$db" -j run -n "$work/mt.yaml")"
+
+# SIGKILL in the middle: autodestroy takes the guests with the connection.
+"$rcuwb" -q -d "$db" run "$work/mt.yaml" &
+pid=$!
+for _ in $(seq 1 120); do
+	[ "$(q "SELECT COUNT(*) FROM runs" 2>/dev/null || echo 0)" -ge 2 ] && break
+	sleep 0.5
+done
+kill -9 "$pid"; wait "$pid" 2>/dev/null
+for _ in $(seq 1 20); do no_domains && break; sleep 0.5; done
+check "killed runner's guests are gone (autodestroy)" no_domains
+partial=$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt'")
+check "killed runner kept the finished runs ($partial)" test "$partial" -ge 2 -a "$partial" -lt 6
+"$rcuwb" -q -d "$db" run --resume "$work/mt.yaml"
+check "resume after SIGKILL completes the matrix, each run once" complete
+check "no staging left behind" test -z "$(ls /var/lib/libvirt/rcuwb 2>/dev/null | grep "^rcuwb-")"
+
+before=$(q "SELECT COUNT(*) FROM runs")
+"$rcuwb" -q -d "$db" run --resume "$work/mt.yaml"
+check "resume of a complete matrix runs nothing" test "$(q "SELECT COUNT(*) FROM runs")" = "$before"
+
+gone=$(q "SELECT group_concat(cell || '|' || variant || '|' || rep, ' ') FROM (SELECT * FROM runs WHERE matrix='mt' ORDER BY id LIMIT 2)")
+q "PRAGMA foreign_keys=ON; DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE matrix='mt' ORDER BY id LIMIT 2)"
+"$rcuwb" -q -d "$db" run --resume "$work/mt.yaml"
+check "resume reruns exactly the two deleted runs" test "$(q "SELECT COUNT(*) FROM runs")" = "$before"
+again=$(q "SELECT group_concat(cell || '|' || variant || '|' || rep, ' ') FROM (SELECT * FROM runs WHERE matrix='mt' ORDER BY id DESC LIMIT 2)")
+check "the rerun runs are the deleted ones" test "$(tr ' ' '\n' <<< "$gone" | sort)" = "$(tr ' ' '\n' <<< "$again" | sort)"
+check "matrix still complete" complete
+check "probe run classified ok (stage 4)" test "$(q "SELECT outcome FROM runs WHERE kind='probe' LIMIT 1")" = ok
+
+msg=$("$rcuwb" -d "$db" run /nonexistent.yaml 2>&1)
+check "missing matrix named" test "$msg" = "rcuwb: error: cannot open matrix /nonexistent.yaml: No such file or directory"
+printf 'variants: [%s]\ntopologies: [{vcpus: 0}]\n' "$variant" > "$work/bad.yaml"
+msg=$("$rcuwb" -d "$db" run "$work/bad.yaml" 2>&1)
+check "bad matrix names file, line and key" test "$msg" = "rcuwb: error: $work/bad.yaml:2: topologies[0].vcpus: give a whole number from 1 to 64"
+check "no domain left at the end" no_domains
+
+echo "matrix: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

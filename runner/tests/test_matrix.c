@@ -1,0 +1,174 @@
+/* test_matrix.c: unit tests of matrix files: parsing, errors with file:line:key, expansion, interleaving. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common.h"
+#include "matrix.h"
+
+static char path[64];
+
+static int load(const char *text, struct matrix *m)
+{
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/rcuwb-matrix-%d.yaml", (int)getpid());
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	return matrix_load(path, m);
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+	struct matrix m;
+	char want[256];
+
+	assert_int_equal(load(text, &m), -1);
+	snprintf(want, sizeof(want), "%s:%s", path, msg);
+	if (strcmp(last_err(), want))
+		fail_msg("got  '%s'\nwant '%s'", last_err(), want);
+}
+
+static void test_parse(void **state)
+{
+	struct matrix m;
+
+	(void)state;
+	assert_int_equal(load("name: t\nvariants: [before, after]\n"
+			      "topologies:\n  - {vcpus: 2}\n  - {vcpus: 4, nodes: 2, memory: 1024}\n"
+			      "  - vcpus: 4\n    cells: [{cpus: 0-2, memory: 300}, {cpus: 3, memory: 100}]\n"
+			      "    distances: [[10, 21], [21, 10]]\n"
+			      "modes: [normal, expedited]\nrcuscale: {nwriters: 2, holdoff: 1}\n"
+			      "boot_params: ['', rcupdate.rcu_normal=1]\nreps: 3\nseed: 7\n", &m), 0);
+	assert_string_equal(m.name, "t");
+	assert_int_equal(m.nvariants, 2);
+	assert_int_equal(m.ntopos, 3);
+	assert_int_equal(m.topos[1].nnodes, 2);
+	assert_int_equal(m.topos[1].cells[1].mem_mib, 512);
+	assert_int_equal(m.topos[2].cells[0].ncpus, 3);
+	assert_int_equal(m.topos[2].cells[1].first_cpu, 3);
+	assert_int_equal(m.topos[2].mem_mib, 400);
+	assert_int_equal(m.topos[2].distance[0][1], 21);
+	assert_true(m.normal && m.expedited);
+	assert_int_equal(m.nwriters, 2);
+	assert_int_equal(m.nboot_params, 2);
+	assert_string_equal(m.boot_params[1], "rcupdate.rcu_normal=1");
+	assert_int_equal(m.reps, 3);
+	assert_true(m.seed == 7);
+	unlink(path);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("variants: [a]\ntopologies:\n  - {vcpus: 2}\n  - {vcpus: x}\n",
+		     "4: topologies[1].vcpus: give a whole number from 1 to 64");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrepz: 3\n",
+		     "3: repz: unknown key (name, variants, topologies, modes, rcuscale, probe, boot_params, "
+		     "reps, timeout, memory, seed)");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 3, nodes: 2}]\n",
+		     "2: topologies[0]: 3 vcpus do not split evenly over 2 NUMA nodes");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nmodes: [fast]\n",
+		     "3: modes: give normal and/or expedited");
+	expect_error("topologies: [{vcpus: 2}]\n", "1: variants: missing: list the kernel variants to run");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nprobe: {stages: [\"15\"]}\n",
+		     "3: probe.stages: give stage digits 1-4, e.g. 1 or 234");
+	expect_error("variants: [a]\ntopologies:\n - vcpus: 4\n   cells: [{cpus: 1-3}, {cpus: 0}]\n",
+		     "4: cells[0]: cells must cover vCPUs 0.. in contiguous ranges, in order");
+	expect_error("variants: [a b]\ntopologies: [{vcpus: 2}]\n",
+		     "1: variants: a variant name has letters, digits, '.', '_', '-'");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}\n", "3: not valid YAML: did not find expected ',' or ']'");
+	unlink(path);
+}
+
+static void test_missing_file(void **state)
+{
+	struct matrix m;
+
+	(void)state;
+	assert_int_equal(matrix_load("/nonexistent/x.yaml", &m), -1);
+	assert_string_equal(last_err(), "cannot open matrix /nonexistent/x.yaml: No such file or directory");
+}
+
+static void test_expand_interleaved(void **state)
+{
+	struct planned_run *r, *r2;
+	struct matrix m;
+	size_t n, n2, i, j;
+	int seen[4][2][4] = { { { 0 } } };	/* cell index x variant x rep */
+
+	(void)state;
+	assert_int_equal(load("variants: [A, B]\ntopologies: [{vcpus: 1}, {vcpus: 2}]\n"
+			      "modes: [normal, expedited]\nreps: 3\nseed: 5\n", &m), 0);
+	assert_int_equal(matrix_expand(&m, &r, &n), 0);
+	assert_int_equal(n, 2 * 2 * 2 * 3);
+	for (i = 0; i < n; i += 2) {
+		/* a cell's variants back to back, A B then B A by repetition */
+		assert_string_equal(r[i].cell, r[i + 1].cell);
+		assert_int_equal(r[i].rep, r[i + 1].rep);
+		assert_int_equal(r[i].variant, r[i].rep % 2 ? 0 : 1);
+		assert_int_equal(r[i + 1].variant, r[i].rep % 2 ? 1 : 0);
+		seen[r[i].topo * 2 + r[i].mode][0][r[i].rep]++;
+		seen[r[i].topo * 2 + r[i].mode][1][r[i].rep]++;
+	}
+	for (i = 0; i < 4; i++)	/* every run exactly once */
+		for (j = 1; j <= 3; j++)
+			assert_true(seen[i][0][j] == 1 && seen[i][1][j] == 1);
+	/* the same seed gives the same order; another seed another one */
+	assert_int_equal(matrix_expand(&m, &r2, &n2), 0);
+	for (i = 0; i < n; i++)
+		assert_string_equal(r[i].cell, r2[i].cell);
+	free(r2);
+	m.seed = 6;
+	assert_int_equal(matrix_expand(&m, &r2, &n2), 0);
+	for (i = 0; i < n && !strcmp(r[i].cell, r2[i].cell); i++)
+		;
+	assert_true(i < n);
+	free(r2);
+	free(r);
+	unlink(path);
+}
+
+static void test_probe_dimensions(void **state)
+{
+	struct planned_run *r;
+	struct run_spec s;
+	struct matrix m;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(load("variants: [A]\ntopologies: [{vcpus: 2}]\n"
+			      "probe: {stages: [\"1\", \"234\"], prims: [rcu, \"srcu,tasks\"], watchdog: 3}\n"
+			      "boot_params: ['', rcupdate.rcu_normal=1]\n", &m), 0);
+	assert_false(m.normal || m.expedited);
+	assert_int_equal(matrix_expand(&m, &r, &n), 0);
+	assert_int_equal(n, 2 * 2 * 2);
+	matrix_spec(&m, &r[0], &s);
+	assert_int_equal(s.kind, RUN_PROBE);
+	assert_int_equal(s.probe_watchdog_s, 3);
+	free(r);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_expand_interleaved),
+		cmocka_unit_test(test_probe_dimensions),
+	};
+	int failed = cmocka_run_group_tests_name("matrix", tests, NULL, NULL);
+
+	printf("matrix: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
+	return failed ? 1 : 0;
+}
