@@ -1,0 +1,186 @@
+# Plots (ggplot2). Each plot's caption states the accelerator(s), the
+# oversubscription (max vCPUs per host PU, flagged when > 1) and the host PUs
+# of the runs it shows. Every plot function returns NULL when there is
+# nothing to draw.
+
+plot_caption <- function(runs, extra = NULL) {
+  txt <- paste(c(extra, caveat_text(runs)), collapse = " | ")
+  paste(strwrap(txt, width = 120), collapse = "\n")
+}
+
+# Short axis labels: "70µs", "1.5ms" (3 significant digits, no trailing 0s).
+time_labels <- function(x) {
+  vapply(x, function(v) {
+    if (is.na(v)) return(NA_character_)
+    u <- if (abs(v) < 1) c(1e-3, "ns") else if (abs(v) < 1e3) c(1, "\u00b5s") else
+      if (abs(v) < 1e6) c(1e3, "ms") else c(1e6, "s")
+    paste0(format(signif(v / as.numeric(u[1]), 3), drop0trailing = TRUE, scientific = FALSE), u[2])
+  }, character(1))
+}
+
+# Parameters of a cell beyond topology and GP mode, for telling lines apart.
+cell_params_label <- function(nwriters, nreaders, boot_params) {
+  bp <- ifelse(is.na(boot_params) | !nzchar(boot_params), "", paste0(" ", boot_params))
+  paste0("w", nwriters, "-r", nreaders, bp)
+}
+
+# Median over runs of the per-run `metric` (p50 by default) with its
+# bootstrap CI, vs vCPUs; one line per variant (and parameter set), faceted
+# by GP mode (rows) and NUMA nodes (columns).
+# cells: summarise_cells() output; runs: the runs shown (for the caption).
+plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
+  mcol <- paste0(metric, "_median")
+  d <- cells[!is.na(cells[[mcol]]) & !is.na(cells$vcpus), , drop = FALSE]
+  if (!nrow(d)) return(NULL)
+  d$y <- d[[mcol]]
+  d$lo <- d[[paste0(metric, "_lo")]]
+  d$hi <- d[[paste0(metric, "_hi")]]
+  d$params <- cell_params_label(d$nwriters, d$nreaders, d$boot_params)
+  d$line <- interaction(d$variant, d$params, drop = TRUE)
+  d$numa_nodes <- ifelse(is.na(d$numa_nodes), 1, d$numa_nodes)
+  several_params <- length(unique(d$params)) > 1
+  dodge <- ggplot2::position_dodge(width = 0.12)
+  aes_line <- if (several_params) {
+    ggplot2::aes(x = vcpus, y = y, colour = variant, group = line, linetype = params)
+  } else {
+    ggplot2::aes(x = vcpus, y = y, colour = variant, group = line)
+  }
+  shown <- runs[paste(runs$cell, runs$variant) %in% paste(d$cell, d$variant), , drop = FALSE]
+  ggplot2::ggplot(d, aes_line) +
+    ggplot2::geom_line(position = dodge) +
+    ggplot2::geom_point(position = dodge, size = 2) +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = lo, ymax = hi), width = 0.1,
+                           position = dodge, na.rm = TRUE) +
+    ggplot2::scale_x_continuous(trans = "log2", breaks = sort(unique(d$vcpus))) +
+    ggplot2::scale_y_log10(labels = time_labels) +
+    ggplot2::facet_grid(gp_mode ~ numa_nodes, scales = "free_y",
+                        labeller = ggplot2::labeller(numa_nodes = function(x) paste("NUMA nodes:", x),
+                                                     gp_mode = function(x) paste("GP:", x))) +
+    ggplot2::labs(
+      title = sprintf("Grace-period latency: median over runs of per-run %s", metric),
+      subtitle = "error bars: 95% percentile-bootstrap CI over runs",
+      x = "vCPUs", y = sprintf("%s GP latency", metric), colour = "variant",
+      linetype = "parameters",
+      caption = plot_caption(shown)
+    ) +
+    ggplot2::theme_bw() +
+    ggplot2::theme(plot.caption = ggplot2::element_text(hjust = 0, size = 8))
+}
+
+# Step points of each run's ECDF: (x_i, i/n) for the sorted samples, thinned
+# to at most `max_points` per run (evenly spaced in rank; first and last kept)
+# so large runs stay cheap to draw.
+ecdf_points <- function(d, max_points = 300) {
+  d$us <- pmax(d$duration_ns / 1000, 1e-3)
+  d <- d[order(d$run_id, d$us), , drop = FALSE]
+  n <- ave(d$us, d$run_id, FUN = length)
+  i <- ave(d$us, d$run_id, FUN = seq_along)
+  d$frac <- i / n
+  step <- pmax(1, ceiling(n / max_points))
+  keep <- (i - 1) %% step == 0 | i == n
+  d[keep, c("run_id", "cell", "variant", "us", "frac"), drop = FALSE]
+}
+
+# Per-cell ECDFs of the writer-duration samples, one thin line per usable
+# run (the unit of replication), coloured by variant; one facet per cell.
+# samples: read_samples() output; run_table: build_run_table() output.
+plot_ecdf <- function(samples, run_table) {
+  u <- run_table[run_table$usable & run_table$kind == "rcuscale", , drop = FALSE]
+  d <- samples[samples$run_id %in% u$id & !is.na(samples$duration_ns), , drop = FALSE]
+  if (!nrow(d)) return(NULL)
+  idx <- match(d$run_id, u$id)
+  d$cell <- u$cell[idx]
+  d$variant <- u$variant[idx]
+  d <- ecdf_points(d)
+  ggplot2::ggplot(d, ggplot2::aes(x = us, y = frac, colour = variant, group = run_id)) +
+    ggplot2::geom_step(alpha = 0.6, linewidth = 0.4) +
+    ggplot2::scale_x_log10(labels = time_labels,
+                           guide = ggplot2::guide_axis(check.overlap = TRUE)) +
+    ggplot2::facet_wrap(~cell, scales = "free_x") +
+    ggplot2::labs(
+      title = "ECDF of grace-period durations (writer-duration samples)",
+      subtitle = "one line per run",
+      x = "GP duration", y = "fraction of grace periods <= x", colour = "variant",
+      caption = plot_caption(u)
+    ) +
+    ggplot2::theme_bw() +
+    ggplot2::theme(plot.caption = ggplot2::element_text(hjust = 0, size = 8),
+                   panel.spacing.x = ggplot2::unit(1.5, "lines"))
+}
+
+# Aggregate probes to one tile per variant x rcu_normal x stage x primitive:
+# median latency over runs (us) and deadlock count.
+midboot_cells <- function(probes) {
+  if (!nrow(probes)) {
+    return(data.frame(variant = character(), rcu_normal = character(), stage = integer(),
+                      point = character(), prim = character(), runs = integer(),
+                      deadlocks = integer(), median_us = numeric()))
+  }
+  probes$rcu_normal <- ifelse(parse_rcu_normal(probes$boot_params), "rcu_normal=1", "rcu_normal=0")
+  probes$point[is.na(probes$point)] <- ""
+  key <- interaction(probes$variant, probes$rcu_normal, probes$stage, probes$prim,
+                     drop = TRUE, sep = "\r", lex.order = TRUE)
+  rows <- lapply(split(seq_len(nrow(probes)), key), function(i) {
+    g <- probes[i, , drop = FALSE]
+    dead <- g$outcome %in% "deadlock" | is.na(g$duration_ns)
+    data.frame(
+      variant = g$variant[1], rcu_normal = g$rcu_normal[1], stage = g$stage[1],
+      point = paste(unique(g$point), collapse = ","), prim = g$prim[1],
+      runs = nrow(g), deadlocks = sum(dead),
+      median_us = if (any(!dead)) stats::median(g$duration_ns[!dead]) / 1000 else NA_real_
+    )
+  })
+  out <- do.call(rbind, rows)
+  out <- out[order(out$variant, out$rcu_normal, out$stage, out$prim), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+# Mid-boot outcome grid: stage (x) x primitive (y), faceted variant x
+# rcu_normal; fill = median latency (log scale); DEADLOCK tiles marked.
+# probes: read_probes() output; runs: the probe runs (for the caption).
+plot_midboot <- function(probes, runs) {
+  d <- midboot_cells(probes)
+  if (!nrow(d)) return(NULL)
+  d$stage_label <- ifelse(nzchar(d$point), paste0(d$stage, ": ", d$point), as.character(d$stage))
+  lv <- unique(d$stage_label[order(d$stage, d$stage_label)])
+  d$stage_label <- factor(d$stage_label, levels = lv)
+  d$label <- ifelse(d$deadlocks > 0,
+                    ifelse(d$deadlocks == d$runs, "DEADLOCK",
+                           sprintf("DEADLOCK %d/%d", d$deadlocks, d$runs)),
+                    fmt_time_us(d$median_us))
+  d$dead <- d$deadlocks > 0
+  d$fill <- ifelse(d$dead, NA_real_, d$median_us)
+  ggplot2::ggplot(d, ggplot2::aes(x = stage_label, y = prim)) +
+    ggplot2::geom_tile(ggplot2::aes(fill = fill), colour = "white") +
+    ggplot2::geom_tile(data = d[d$dead, , drop = FALSE], fill = NA, colour = "red",
+                       linewidth = 1) +
+    ggplot2::geom_text(ggplot2::aes(label = label, fontface = ifelse(dead, "bold", "plain")),
+                       size = 2.6) +
+    ggplot2::scale_fill_viridis_c(trans = "log10", labels = time_labels,
+                                  na.value = "grey75", option = "C") +
+    ggplot2::facet_grid(variant ~ rcu_normal) +
+    ggplot2::labs(
+      title = "Mid-boot RCU primitives: latency by boot stage",
+      subtitle = "fill: median latency over runs (log scale); red outline: DEADLOCK",
+      x = "stage", y = "primitive", fill = "latency",
+      caption = plot_caption(runs)
+    ) +
+    ggplot2::theme_bw() +
+    ggplot2::theme(axis.text.x = ggplot2::element_text(angle = 30, hjust = 1),
+                   plot.caption = ggplot2::element_text(hjust = 0, size = 8))
+}
+
+# Write a plot as <dir>/<name>.png and <dir>/<name>.svg (Cairo devices from
+# base R). Returns the two paths.
+save_plot <- function(p, dir, name, width = 10, height = 6, dpi = 110) {
+  dir.create(dir, showWarnings = FALSE, recursive = TRUE)
+  png_path <- file.path(dir, paste0(name, ".png"))
+  svg_path <- file.path(dir, paste0(name, ".svg"))
+  grDevices::png(png_path, width = width, height = height, units = "in", res = dpi,
+                 type = "cairo")
+  tryCatch(print(p), finally = grDevices::dev.off())
+  grDevices::svg(svg_path, width = width, height = height)
+  tryCatch(print(p), finally = grDevices::dev.off())
+  c(png = png_path, svg = svg_path)
+}

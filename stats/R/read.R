@@ -1,0 +1,137 @@
+# Reading the rcuwb SQLite database (schema written by the C runner).
+#
+# Every reader takes `db` as either a path to the SQLite file or an open DBI
+# connection. A path is opened read-only for the duration of the call.
+# 64-bit INTEGER columns come back as plain doubles (never integer64), so the
+# rest of the package can use ordinary arithmetic on nanosecond durations.
+
+# Outcomes, as written by the runner.
+RCUWB_OUTCOMES <- c(
+  "ok", "timeout", "crash", "badness", "rcuscale-error", "rcuscale-aborted",
+  "deadlock", "topology-mismatch", "qemu-failed", "interrupted"
+)
+
+# Outcomes that are a verdict on the kernel under test (not on the harness).
+RCUWB_HARD_FAILURES <- c(
+  "deadlock", "rcuscale-aborted", "crash", "badness", "topology-mismatch",
+  "rcuscale-error"
+)
+
+# Open `db` (a path or a connection) and call `fn(con)`; close it again if we
+# opened it.
+with_db <- function(db, fn) {
+  if (inherits(db, "DBIConnection")) {
+    return(fn(db))
+  }
+  if (!is.character(db) || length(db) != 1 || is.na(db) || !nzchar(db)) {
+    stop("db must be a path to an SQLite file or a DBI connection", call. = FALSE)
+  }
+  if (!file.exists(db)) {
+    stop(sprintf("database file not found: %s", db), call. = FALSE)
+  }
+  con <- DBI::dbConnect(
+    RSQLite::SQLite(), db,
+    flags = RSQLite::SQLITE_RO, bigint = "numeric"
+  )
+  on.exit(DBI::dbDisconnect(con), add = TRUE)
+  fn(con)
+}
+
+# integer64 (from a caller's own connection) -> double; leave the rest alone.
+undo_integer64 <- function(df) {
+  for (nm in names(df)) {
+    if (inherits(df[[nm]], "integer64")) {
+      df[[nm]] <- as.numeric(df[[nm]])
+    }
+  }
+  df
+}
+
+# Build "WHERE ..." for the common run filters. Returns list(sql, params).
+run_filter_sql <- function(alias = "r", matrix = NULL, variants = NULL,
+                           since = NULL, kinds = NULL, run_ids = NULL) {
+  clauses <- character()
+  params <- list()
+  col <- function(x) paste0(alias, ".", x)
+  add_in <- function(column, values) {
+    values <- unique(as.character(values))
+    clauses <<- c(clauses, sprintf(
+      "%s IN (%s)", col(column), paste(rep("?", length(values)), collapse = ", ")
+    ))
+    params <<- c(params, as.list(values))
+  }
+  if (!is.null(matrix)) add_in("matrix", matrix)
+  if (!is.null(variants)) add_in("variant", variants)
+  if (!is.null(kinds)) add_in("kind", kinds)
+  if (!is.null(run_ids)) {
+    ids <- unique(as.numeric(run_ids))
+    clauses <- c(clauses, sprintf(
+      "%s IN (%s)", col("id"), paste(rep("?", length(ids)), collapse = ", ")
+    ))
+    params <- c(params, as.list(ids))
+  }
+  if (!is.null(since)) {
+    # started_at is ISO-8601 text; SQLite's datetime() normalises "T" vs " "
+    # separators and "Z" / "+hh:mm" zone suffixes before comparing.
+    clauses <- c(clauses, sprintf("datetime(%s) >= datetime(?)", col("started_at")))
+    params <- c(params, list(as.character(since)))
+  }
+  sql <- if (length(clauses)) paste("WHERE", paste(clauses, collapse = " AND ")) else ""
+  list(sql = sql, params = unname(params))
+}
+
+query <- function(con, sql, params) {
+  res <- if (length(params)) {
+    DBI::dbGetQuery(con, sql, params = params)
+  } else {
+    DBI::dbGetQuery(con, sql)
+  }
+  undo_integer64(res)
+}
+
+# All runs (every kind and outcome) matching the filters, ordered by id.
+# matrix, variants, kinds: character vectors (NULL = no filter);
+# since: ISO-8601 timestamp string, keeps runs with started_at >= since.
+read_runs <- function(db, matrix = NULL, variants = NULL, since = NULL,
+                      kinds = NULL) {
+  f <- run_filter_sql("r", matrix, variants, since, kinds)
+  with_db(db, function(con) {
+    runs <- query(con, paste("SELECT r.* FROM runs r", f$sql, "ORDER BY r.id"), f$params)
+    runs$boot_params[is.na(runs$boot_params)] <- ""
+    runs
+  })
+}
+
+# Writer-duration samples (run_id, writer, seq, duration_ns) of the runs
+# matching the filters (default: rcuscale runs only), or of `run_ids`.
+read_samples <- function(db, matrix = NULL, variants = NULL, since = NULL,
+                         run_ids = NULL, kinds = "rcuscale") {
+  f <- run_filter_sql("r", matrix, variants, since, kinds, run_ids)
+  with_db(db, function(con) {
+    sql <- paste(
+      "SELECT s.run_id, s.writer, s.seq, s.duration_ns",
+      "FROM samples s JOIN runs r ON r.id = s.run_id", f$sql,
+      "ORDER BY s.run_id, s.writer, s.seq"
+    )
+    out <- query(con, sql, f$params)
+    out$duration_ns <- as.numeric(out$duration_ns)
+    out
+  })
+}
+
+# Mid-boot probe results joined with the run's variant and boot parameters.
+read_probes <- function(db, matrix = NULL, variants = NULL, since = NULL) {
+  f <- run_filter_sql("r", matrix, variants, since)
+  with_db(db, function(con) {
+    sql <- paste(
+      "SELECT p.run_id, r.variant, r.cell, r.boot_params, r.outcome AS run_outcome,",
+      "p.stage, p.point, p.prim, p.duration_ns, p.outcome, p.gp_exp, p.gp_normal",
+      "FROM probes p JOIN runs r ON r.id = p.run_id", f$sql,
+      "ORDER BY r.variant, p.stage, p.prim, p.run_id"
+    )
+    out <- query(con, sql, f$params)
+    out$duration_ns <- as.numeric(out$duration_ns)
+    out$boot_params[is.na(out$boot_params)] <- ""
+    out
+  })
+}

@@ -1,0 +1,354 @@
+# Reports: report.md (tables + plot links) and a self-contained report.html
+# (plots embedded as base64 PNG data URIs), plus CSVs of every table.
+# The document is assembled once as a list of blocks and rendered twice.
+
+# ---- base64 -----------------------------------------------------------------
+
+# Base64 of a raw vector in base R (RFC 4648, with padding).
+b64_encode_base <- function(x) {
+  n <- length(x)
+  if (n == 0) return("")
+  chars <- c(LETTERS, letters, 0:9, "+", "/")
+  pad <- (3 - n %% 3) %% 3
+  b <- matrix(c(as.integer(x), rep(0L, pad)), nrow = 3)
+  v <- b[1, ] * 65536L + b[2, ] * 256L + b[3, ]
+  idx <- rbind(v %/% 262144L, (v %/% 4096L) %% 64L, (v %/% 64L) %% 64L, v %% 64L)
+  out <- chars[as.vector(idx) + 1L]
+  if (pad) out[(length(out) - pad + 1):length(out)] <- "="
+  paste(out, collapse = "")
+}
+
+# Base64 of a raw vector, on one line: base64enc if installed, else
+# jsonlite (which wraps lines; the breaks are removed), else base R.
+b64_encode <- function(x) {
+  if (!length(x)) return("")
+  if (requireNamespace("base64enc", quietly = TRUE)) {
+    return(base64enc::base64encode(x))
+  }
+  if (requireNamespace("jsonlite", quietly = TRUE)) {
+    return(gsub("[\r\n]", "", as.character(jsonlite::base64_enc(x))))
+  }
+  b64_encode_base(x)
+}
+
+data_uri <- function(path, mime = "image/png") {
+  raw <- readBin(path, "raw", n = file.info(path)$size)
+  paste0("data:", mime, ";base64,", b64_encode(raw))
+}
+
+# ---- blocks -----------------------------------------------------------------
+
+blk_h <- function(text, level = 2) list(type = "h", level = level, text = text)
+blk_p <- function(text) list(type = "p", text = text)
+blk_warn <- function(text) list(type = "warn", text = text)
+blk_pre <- function(lines) list(type = "pre", lines = lines)
+blk_table <- function(df) list(type = "table", df = df)
+blk_img <- function(paths, alt) list(type = "img", paths = paths, alt = alt)
+blk_list <- function(items) list(type = "ul", items = items)
+
+render_md <- function(blocks) {
+  # plots are written to <out_dir>/plots, so links are relative to out_dir
+  rel <- function(p) file.path("plots", basename(p))
+  parts <- lapply(blocks, function(b) {
+    switch(
+      b$type,
+      h = c(paste(strrep("#", b$level), b$text), ""),
+      p = c(b$text, ""),
+      warn = c(paste0("> **", b$text, "**"), ""),
+      pre = c("```", b$lines, "```", ""),
+      table = c(md_table(b$df), ""),
+      img = c(sprintf("![%s](%s)", b$alt, rel(b$paths[["svg"]])),
+              "", sprintf("([PNG](%s), [SVG](%s))", rel(b$paths[["png"]]), rel(b$paths[["svg"]])), ""),
+      ul = c(paste("-", b$items), "")
+    )
+  })
+  unlist(parts)
+}
+
+HTML_STYLE <- paste(
+  "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}",
+  "table{border-collapse:collapse;margin:1em 0;font-size:90%}",
+  "th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}",
+  "th{background:#eee}",
+  "pre{background:#f6f6f6;padding:.8em;overflow-x:auto}",
+  ".warn{background:#fff3cd;border-left:5px solid #e0a800;padding:.6em 1em;font-weight:bold}",
+  "img{max-width:100%;border:1px solid #ddd}",
+  sep = "\n"
+)
+
+render_html <- function(blocks, title) {
+  parts <- vapply(blocks, function(b) {
+    switch(
+      b$type,
+      h = sprintf("<h%d>%s</h%d>", b$level, html_escape(b$text), b$level),
+      p = paste0("<p>", html_escape(b$text), "</p>"),
+      warn = paste0('<div class="warn">', html_escape(b$text), "</div>"),
+      pre = paste0("<pre>", html_escape(paste(b$lines, collapse = "\n")), "</pre>"),
+      table = html_table(b$df),
+      img = sprintf('<figure><img alt="%s" src="%s"/></figure>', html_escape(b$alt),
+                    data_uri(b$paths[["png"]])),
+      ul = paste0("<ul>", paste0("<li>", html_escape(b$items), "</li>", collapse = ""), "</ul>")
+    )
+  }, character(1))
+  c("<!DOCTYPE html>", "<html lang=\"en\">", "<head>", "<meta charset=\"utf-8\">",
+    sprintf("<title>%s</title>", html_escape(title)),
+    "<style>", HTML_STYLE, "</style>", "</head>", "<body>", parts, "</body>", "</html>")
+}
+
+# ---- tables -------------------------------------------------------------------
+
+fmt_ci <- function(med, lo, hi) {
+  ifelse(is.na(med), "-",
+         ifelse(is.na(lo), paste(fmt_time_us(med), "[n=1]"),
+                sprintf("%s [%s, %s]", fmt_time_us(med), fmt_time_us(lo), fmt_time_us(hi))))
+}
+
+runs_overview_table <- function(rt) {
+  if (!nrow(rt)) return(data.frame())
+  key <- split(seq_len(nrow(rt)), list(rt$variant, rt$kind), drop = TRUE, sep = "\r")
+  rows <- lapply(key, function(i) {
+    g <- rt[i, , drop = FALSE]
+    data.frame(variant = g$variant[1], kind = g$kind[1], runs = nrow(g),
+               usable = sum(g$usable), outcomes = outcome_counts(g$status),
+               hard_failures = sum(g$outcome %in% RCUWB_HARD_FAILURES))
+  })
+  out <- do.call(rbind, rows)
+  out[order(out$variant, out$kind), , drop = FALSE]
+}
+
+cells_display_table <- function(cells, metrics) {
+  out <- data.frame(cell = cells$cell, variant = cells$variant, runs = cells$runs,
+                    ok = cells$ok, failed = cells$failed, outcomes = cells$outcomes,
+                    samples = cells$samples)
+  for (m in metrics) {
+    out[[paste(m, "median [95% CI]")]] <- fmt_ci(cells[[paste0(m, "_median")]],
+                                                 cells[[paste0(m, "_lo")]],
+                                                 cells[[paste0(m, "_hi")]])
+  }
+  out
+}
+
+comparison_display_table <- function(cmp) {
+  data.frame(
+    cell = cmp$cell, metric = cmp$metric, n = paste0(cmp$n_old, "+", cmp$n_new),
+    baseline = fmt_time_us(cmp$old_median), candidate = fmt_time_us(cmp$new_median),
+    change = fmt_pct(cmp$rel_change),
+    `change CI` = ifelse(is.na(cmp$rel_lo), "-",
+                         sprintf("[%s, %s] (%s%%)", fmt_pct(cmp$rel_lo), fmt_pct(cmp$rel_hi),
+                                 format(round(100 * cmp$ci_level, 1)))),
+    p = fmt_p(cmp$p_value), test = cmp$p_method, p_holm = fmt_p(cmp$p_holm),
+    significant = ifelse(is.na(cmp$p_holm), "-", ifelse(cmp$significant, "yes", "no")),
+    check.names = FALSE
+  )
+}
+
+# Wide mid-boot table: variant x rcu_normal x stage rows, one column per
+# primitive holding the median latency or "DEADLOCK" (k/n when not all runs).
+midboot_table <- function(mb) {
+  if (!nrow(mb)) return(data.frame())
+  mb$value <- ifelse(mb$deadlocks > 0,
+                     ifelse(mb$deadlocks == mb$runs, "DEADLOCK",
+                            sprintf("DEADLOCK %d/%d", mb$deadlocks, mb$runs)),
+                     fmt_time_us(mb$median_us))
+  mb$row <- paste(mb$variant, mb$rcu_normal, mb$stage, sep = "\r")
+  rows <- unique(mb[, c("row", "variant", "rcu_normal", "stage")])
+  out <- data.frame(variant = rows$variant, rcu_normal = rows$rcu_normal, stage = rows$stage)
+  out$point <- vapply(rows$row, function(r) paste(unique(mb$point[mb$row == r]), collapse = ","),
+                      character(1))
+  for (p in sort(unique(mb$prim))) {
+    v <- mb$value[mb$prim == p][match(rows$row, mb$row[mb$prim == p])]
+    out[[p]] <- ifelse(is.na(v), "", v)
+  }
+  out
+}
+
+# Warnings when compared variants were not run under the same conditions.
+comparability_warnings <- function(rt, a, b) {
+  ra <- rt[rt$variant == a, , drop = FALSE]
+  rb <- rt[rt$variant == b, , drop = FALSE]
+  w <- character()
+  same <- function(x, y) identical(sort(unique(stats::na.omit(x))), sort(unique(stats::na.omit(y))))
+  if (!same(ra$accel, rb$accel)) w <- c(w, "accelerators differ")
+  if (!same(ra$host, rb$host)) w <- c(w, "hosts differ")
+  if (!same(ra$host_pus, rb$host_pus)) w <- c(w, "host PU counts differ")
+  if (!same(ra$kernel_version, rb$kernel_version)) w <- c(w, "kernel versions differ")
+  if (!same(ra$qemu_version, rb$qemu_version)) w <- c(w, "QEMU versions differ")
+  if (!length(w)) return(character())
+  sprintf("%s vs %s: %s - differences may not be caused by the variant.", b, a, paste(w, collapse = ", "))
+}
+
+# ---- the report -------------------------------------------------------------
+
+# Write report.md, report.html, plots/ (PNG + SVG) and CSVs to out_dir.
+#   db: path or connection; matrix, variants, since: run filters;
+#   baseline: variant compared against ("stock" if present, else the first
+#   variant alphabetically); candidates: variants compared with it (default
+#   all others); metrics: per-run percentiles summarised; compare_metrics:
+#   those compared (one Holm family per candidate); seed, R: bootstrap.
+# Returns (invisibly) a list of the paths written and the computed tables.
+write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NULL,
+                         baseline = NULL, candidates = NULL,
+                         metrics = RCUWB_METRICS, compare_metrics = "p50",
+                         alpha = 0.05, conf = 0.95, R = 2000, seed = 1,
+                         title = "rcuwb: RCU grace-period latency report",
+                         plots = TRUE) {
+  dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
+  data <- with_db(db, function(con) {
+    list(
+      runs = read_runs(con, matrix = matrix, variants = variants, since = since),
+      samples = read_samples(con, matrix = matrix, variants = variants, since = since),
+      probes = read_probes(con, matrix = matrix, variants = variants, since = since)
+    )
+  })
+  rt <- build_run_table(data$runs, run_stats(data$samples))
+  cells <- summarise_cells(rt, metrics = metrics, R = R, conf = conf, seed = seed)
+  scale_variants <- sort(unique(rt$variant[rt$kind == "rcuscale"]))
+  if (is.null(baseline) && length(scale_variants)) {
+    baseline <- if ("stock" %in% scale_variants) "stock" else scale_variants[1]
+  }
+  if (is.null(candidates)) candidates <- setdiff(scale_variants, baseline)
+  comparisons <- lapply(candidates, function(cand) {
+    compare_variants(rt, baseline, cand, metrics = compare_metrics, conf = conf,
+                     R = R, seed = seed, alpha = alpha)
+  })
+  names(comparisons) <- candidates
+  gp_cmp <- compare_gp_modes(rt, metrics = compare_metrics, conf = conf, R = R,
+                             seed = seed, alpha = alpha)
+  mb <- midboot_cells(data$probes)
+
+  # plots
+  plot_dir <- file.path(out_dir, "plots")
+  plot_paths <- list()
+  if (plots) {
+    scale_runs <- rt[rt$kind == "rcuscale", , drop = FALSE]
+    p <- plot_latency_vs_vcpus(cells, scale_runs, metric = "p50")
+    if (!is.null(p)) plot_paths$latency <- save_plot(p, plot_dir, "latency_vs_vcpus", 10, 6)
+    n_cells <- length(unique(cells$cell[cells$ok > 0]))
+    p <- plot_ecdf(data$samples, rt)
+    if (!is.null(p)) {
+      cols <- ceiling(sqrt(max(1, n_cells)))
+      plot_paths$ecdf <- save_plot(p, plot_dir, "ecdf_samples", max(8, 3.2 * cols),
+                                   max(5, 2.6 * ceiling(n_cells / cols) + 1.5))
+    }
+    probe_runs <- rt[rt$id %in% data$probes$run_id, , drop = FALSE]
+    p <- plot_midboot(data$probes, probe_runs)
+    if (!is.null(p)) {
+      nv <- length(unique(mb$variant))
+      plot_paths$midboot <- save_plot(p, plot_dir, "midboot_grid", 11, max(4, 2.5 * nv + 1.5))
+    }
+  }
+
+  # CSVs
+  csv <- function(df, name) {
+    path <- file.path(out_dir, name)
+    utils::write.csv(df, path, row.names = FALSE, na = "")
+    path
+  }
+  per_run <- rt[, intersect(c("id", "matrix", "cell", "rep", "kind", "variant", "gp_mode",
+                              "vcpus", "numa_nodes", "accel", "oversub", "host", "host_pus",
+                              "outcome", "status", "usable", "n", "avg_us", "min_us", "p50_us",
+                              "p90_us", "p99_us", "max_us"), names(rt)), drop = FALSE]
+  csv_paths <- c(
+    runs = csv(per_run, "runs.csv"),
+    cells = csv(cells, "cells.csv"),
+    comparisons = csv(do.call(rbind, c(list(empty_comparison()), unname(comparisons))), "comparisons.csv"),
+    gp_modes = csv(gp_cmp, "gp_modes.csv"),
+    midboot = csv(mb, "midboot.csv")
+  )
+
+  # document
+  blocks <- list(blk_h(title, 1))
+  filt <- c(
+    if (!is.null(matrix)) paste("matrix:", paste(matrix, collapse = ", ")),
+    if (!is.null(variants)) paste("variants:", paste(variants, collapse = ", ")),
+    if (!is.null(since)) paste("runs started since:", since)
+  )
+  blocks <- c(blocks, list(blk_h("Caveats", 2)))
+  cav <- caveat_info(rt)
+  if (cav$oversubscribed) {
+    blocks <- c(blocks, list(blk_warn(sprintf(
+      "Oversubscribed: up to %.2f vCPUs per host PU. vCPU preemption by the host inflates grace-period latency; treat absolute numbers with suspicion.",
+      cav$max_oversub))))
+  }
+  if ("tcg" %in% cav$accel) {
+    blocks <- c(blocks, list(blk_warn(
+      "Some runs used TCG (emulation): absolute latencies are not representative of hardware.")))
+  }
+  cmp_warn <- unlist(lapply(candidates, function(cand) comparability_warnings(rt, baseline, cand)))
+  for (w in cmp_warn) blocks <- c(blocks, list(blk_warn(w)))
+  blocks <- c(blocks, list(
+    blk_list(c(
+      caveat_text(rt),
+      sprintf("%d runs (%d usable rcuscale runs), %d samples; generated %s",
+              nrow(rt), sum(rt$usable & rt$kind == "rcuscale"), nrow(data$samples),
+              format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z")),
+      filt
+    )),
+    blk_p(paste(
+      "Per run, p50/p90/p99 are the kernel's nearest-rank percentiles of the writer-duration",
+      "samples (kvm-recheck-rcuscale.sh). A cell is summarised by the median over its usable",
+      "runs (outcome ok, with samples) with a 95% percentile-bootstrap CI resampling runs",
+      sprintf("(%d resamples, seed %s).", as.integer(R), format(seed))))
+  ))
+
+  blocks <- c(blocks, list(blk_h("Runs", 2), blk_table(runs_overview_table(rt))))
+  blocks <- c(blocks, list(blk_h("Cells", 2),
+                           blk_table(cells_display_table(cells, metrics))))
+
+  if (length(comparisons)) {
+    blocks <- c(blocks, list(blk_h(sprintf("Candidates vs baseline '%s'", baseline), 2)))
+    for (cand in candidates) {
+      cmp <- comparisons[[cand]]
+      blocks <- c(blocks, list(blk_h(sprintf("%s vs %s", cand, baseline), 3)))
+      if (!nrow(cmp)) {
+        blocks <- c(blocks, list(blk_p("No common cells.")))
+        next
+      }
+      blocks <- c(blocks, list(blk_p(benchstat_header(cmp, alpha))))
+      pw <- power_note(cmp, alpha)
+      if (!is.null(pw)) blocks <- c(blocks, list(blk_warn(pw)))
+      for (m in compare_metrics) blocks <- c(blocks, list(blk_pre(benchstat_lines(cmp, m))))
+      blocks <- c(blocks, list(blk_table(comparison_display_table(cmp))))
+    }
+  }
+  if (nrow(gp_cmp)) {
+    blocks <- c(blocks, list(
+      blk_h("Expedited vs normal grace periods (within each variant)", 2),
+      blk_p(paste(benchstat_header(gp_cmp, alpha),
+                  "Baseline = normal, candidate = expedited; cell shows '*' for the GP mode.")),
+      if (!is.null(power_note(gp_cmp, alpha))) blk_warn(power_note(gp_cmp, alpha)),
+      blk_pre(unlist(lapply(compare_metrics, function(m) c(benchstat_lines(gp_cmp, m), "")))),
+      blk_table(comparison_display_table(gp_cmp))
+    ))
+  }
+  if (nrow(mb)) {
+    blocks <- c(blocks, list(
+      blk_h("Mid-boot probes", 2),
+      blk_p(paste("Median latency of each primitive at each boot stage over probe runs;",
+                  "DEADLOCK when the primitive hung (k/n: in k of n runs).",
+                  "rcu_normal from rcupdate.rcu_normal in the boot parameters.")),
+      blk_p(caveat_text(rt[rt$id %in% data$probes$run_id, , drop = FALSE])),
+      blk_table(midboot_table(mb))
+    ))
+  }
+  if (length(plot_paths)) {
+    blocks <- c(blocks, list(blk_h("Plots", 2)))
+    alts <- c(latency = "GP latency vs vCPUs", ecdf = "ECDF of GP durations per cell",
+              midboot = "Mid-boot outcome grid")
+    for (k in names(plot_paths)) {
+      blocks <- c(blocks, list(blk_h(alts[[k]], 3), blk_img(plot_paths[[k]], alts[[k]])))
+    }
+  }
+  blocks <- c(blocks, list(blk_h("Files", 2), blk_list(basename(csv_paths))))
+
+  blocks <- Filter(Negate(is.null), blocks)
+  md_path <- file.path(out_dir, "report.md")
+  html_path <- file.path(out_dir, "report.html")
+  write_utf8(render_md(blocks), md_path)
+  write_utf8(render_html(blocks, title), html_path)
+  invisible(list(
+    md = md_path, html = html_path, plots = plot_paths, csv = csv_paths,
+    run_table = rt, cells = cells, comparisons = comparisons, gp_modes = gp_cmp,
+    midboot = mb, baseline = baseline, candidates = candidates
+  ))
+}

@@ -1,0 +1,110 @@
+# Per-cell summaries across runs.
+#
+# The unit of replication is the RUN (one guest boot): samples within a run
+# share the boot, the host state and the rcuscale writer phase, so they are
+# not independent. Each run is first reduced to its kernel-defined
+# percentiles (percentiles.R); a cell is then summarised by the median over
+# its runs of those per-run values, with a percentile-bootstrap confidence
+# interval that resamples runs.
+
+RCUWB_METRICS <- c("p50", "p90", "p99")
+
+# Join runs with their per-run statistics. Adds `status` (the outcome, or
+# "ok-no-samples" for an ok run without samples) and `usable` (ok with
+# samples: the rcuscale runs that enter the statistics; probe runs are never
+# usable here).
+build_run_table <- function(runs, stats) {
+  # the runner also stores its own per-run summary (nsamples, p50_us, ...):
+  # the statistics recomputed here from the samples are the ones used
+  runs <- runs[, setdiff(names(runs), setdiff(names(stats), "run_id")), drop = FALSE]
+  rt <- merge(runs, stats, by.x = "id", by.y = "run_id", all.x = TRUE, sort = FALSE)
+  rt <- rt[order(rt$id), , drop = FALSE]
+  rt$n[is.na(rt$n)] <- 0L
+  scale <- rt$kind == "rcuscale"
+  rt$usable <- scale & rt$outcome == "ok" & rt$n > 0
+  rt$status <- ifelse(scale & rt$outcome == "ok" & rt$n == 0, "ok-no-samples", rt$outcome)
+  rownames(rt) <- NULL
+  rt
+}
+
+# Median of each row of a numeric matrix without NAs (one global sort,
+# much faster than apply(m, 1, median) for many short rows).
+row_medians <- function(m) {
+  n <- ncol(m)
+  s <- matrix(m[order(row(m), m)], nrow = nrow(m), byrow = TRUE)
+  if (n %% 2 == 1) s[, (n + 1) / 2] else (s[, n / 2] + s[, n / 2 + 1]) / 2
+}
+
+# Median of x with a percentile-bootstrap CI (resampling the values of x,
+# i.e. runs, with replacement R times). Returns c(median, lo, hi).
+# n = 0 -> all NA; n = 1 -> CI NA (no variability to resample).
+boot_median_ci <- function(x, R = 2000, conf = 0.95, seed = 1) {
+  x <- x[!is.na(x)]
+  n <- length(x)
+  if (n == 0) return(c(median = NA_real_, lo = NA_real_, hi = NA_real_))
+  med <- stats::median(x)
+  if (n == 1) return(c(median = med, lo = NA_real_, hi = NA_real_))
+  if (R < 2000) stop("bootstrap needs R >= 2000 resamples", call. = FALSE)
+  boots <- with_seed(seed, {
+    row_medians(matrix(x[sample.int(n, n * R, replace = TRUE)], nrow = R))
+  })
+  a <- (1 - conf) / 2
+  q <- stats::quantile(boots, c(a, 1 - a), names = FALSE, type = 7)
+  c(median = med, lo = q[1], hi = q[2])
+}
+
+# Compact "outcome=count" description, e.g. "ok=5 timeout=1".
+outcome_counts <- function(status) {
+  if (!length(status)) return("")
+  tab <- table(factor(status, levels = unique(c("ok", sort(unique(status))))))
+  tab <- tab[tab > 0]
+  paste(sprintf("%s=%d", names(tab), as.integer(tab)), collapse = " ")
+}
+
+# One row per (cell, variant) of rcuscale runs (every outcome counted).
+# Columns: cell, variant, topology/parameters, runs, ok (usable runs),
+# failed (runs - ok), outcomes, samples (in usable runs) and, per metric m,
+# m_median / m_lo / m_hi: median over usable runs of the per-run m, with its
+# bootstrap CI. The same seed is used for every cell, so a cell's CI does not
+# depend on which other cells are in the report.
+summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
+                            conf = 0.95, seed = 1) {
+  rt <- run_table[run_table$kind == "rcuscale", , drop = FALSE]
+  keep <- c("gp_mode", "vcpus", "numa_nodes", "sockets", "cores", "threads",
+            "nwriters", "nreaders", "boot_params")
+  if (nrow(rt) == 0) {
+    out <- data.frame(cell = character(), variant = character())
+    for (k in keep) out[[k]] <- run_table[[k]][0]
+    out$runs <- integer(); out$ok <- integer(); out$failed <- integer()
+    out$outcomes <- character(); out$samples <- numeric()
+    for (m in metrics) {
+      out[[paste0(m, "_median")]] <- numeric()
+      out[[paste0(m, "_lo")]] <- numeric()
+      out[[paste0(m, "_hi")]] <- numeric()
+    }
+    return(out)
+  }
+  groups <- split(seq_len(nrow(rt)), list(rt$cell, rt$variant), drop = TRUE, sep = "\r")
+  rows <- lapply(groups, function(i) {
+    g <- rt[i, , drop = FALSE]
+    u <- g[g$usable, , drop = FALSE]
+    row <- data.frame(cell = g$cell[1], variant = g$variant[1])
+    for (k in keep) row[[k]] <- g[[k]][1]
+    row$runs <- nrow(g)
+    row$ok <- nrow(u)
+    row$failed <- nrow(g) - nrow(u)
+    row$outcomes <- outcome_counts(g$status)
+    row$samples <- sum(u$n)
+    for (m in metrics) {
+      ci <- boot_median_ci(u[[paste0(m, "_us")]], R = R, conf = conf, seed = seed)
+      row[[paste0(m, "_median")]] <- ci[[1]]
+      row[[paste0(m, "_lo")]] <- ci[[2]]
+      row[[paste0(m, "_hi")]] <- ci[[3]]
+    }
+    row
+  })
+  out <- do.call(rbind, rows)
+  out <- out[order(out$cell, out$variant), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}

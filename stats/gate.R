@@ -1,0 +1,90 @@
+#!/usr/bin/env Rscript
+# rcuwb regression gate: candidate variant vs baseline variant.
+#
+# Usage:
+#   Rscript stats/gate.R --db PATH --baseline V1 --candidate V2
+#       [--threshold 5%] [--alpha 0.05] [--min-runs 5] [--matrix NAME[,NAME]]
+#       [--since ISO-DATE] [--metrics p50[,p90,p99]] [--seed 1] [--resamples 2000]
+#       [--json [FILE|-]] [--junit FILE] [--no-power-check] [--quiet]
+#
+# Exit status: 0 pass, 1 significant slowdown beyond the threshold,
+# 2 hard failure in the candidate, 3 not enough data,
+# 64 bad command line (one line on stderr names the bad value), 70 internal error.
+# Text goes to stdout; with --json alone (or --json -) the JSON goes to stdout
+# and the text to stderr.
+
+# stats/R/*.R, found next to this script
+source(file.path(local({
+  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(f)) dirname(normalizePath(f[1])) else getwd()
+}), "load.R"))
+
+GATE_USAGE <- paste(
+  "usage: gate.R --db PATH --baseline V1 --candidate V2 [--threshold 5%] [--alpha 0.05]",
+  "[--min-runs 5] [--matrix NAME] [--since DATE] [--metrics p50] [--seed N] [--resamples N]",
+  "[--json [FILE|-]] [--junit FILE] [--no-power-check] [--quiet]"
+)
+
+gate_main <- function(args) {
+  spec <- c(db = "value", baseline = "value", candidate = "value", threshold = "value",
+            alpha = "value", "min-runs" = "value", matrix = "value", since = "value",
+            metrics = "value", seed = "value", resamples = "value", json = "optional",
+            junit = "value", "no-power-check" = "flag", quiet = "flag", help = "flag")
+  opts <- parse_cli(args, spec)
+  if (isTRUE(opts$help)) {
+    cat(GATE_USAGE, "\n", sep = "")
+    return(0L)
+  }
+  require_opts(opts, c("db", "baseline", "candidate"))
+  for (pkg in c("DBI", "RSQLite", "jsonlite")) {
+    if (!requireNamespace(pkg, quietly = TRUE)) usage_error("R package '%s' is not installed", pkg)
+  }
+  db <- check_db(opts$db)
+  threshold <- if (is.null(opts$threshold)) 0.05 else parse_fraction(opts$threshold, "threshold")
+  alpha <- if (is.null(opts$alpha)) 0.05 else parse_alpha(opts$alpha)
+  min_runs <- if (is.null(opts[["min-runs"]])) 5 else parse_int(opts[["min-runs"]], "min-runs", 1)
+  matrix <- if (is.null(opts$matrix)) NULL else check_known(db, "matrix", parse_list(opts$matrix, "matrix"), "matrix")
+  since <- if (is.null(opts$since)) NULL else parse_since(opts$since)
+  metrics <- if (is.null(opts$metrics)) "p50" else parse_metrics(opts$metrics)
+  seed <- if (is.null(opts$seed)) 1 else parse_int(opts$seed, "seed", 0)
+  resamples <- if (is.null(opts$resamples)) 2000 else parse_int(opts$resamples, "resamples", 2000)
+  check_known(db, "variant", opts$baseline, "baseline")
+  check_known(db, "variant", opts$candidate, "candidate")
+  if (identical(opts$baseline, opts$candidate)) {
+    usage_error("bad value for --candidate: '%s' (same as --baseline)", opts$candidate)
+  }
+  if (!is.null(opts$junit) && !dir.exists(dirname(opts$junit))) {
+    usage_error("bad value for --junit: '%s' (directory does not exist)", opts$junit)
+  }
+  json_stdout <- isTRUE(opts$json) || identical(opts$json, "-")
+  if (!is.null(opts$json) && !json_stdout && !dir.exists(dirname(opts$json))) {
+    usage_error("bad value for --json: '%s' (directory does not exist)", opts$json)
+  }
+
+  res <- gate(db, baseline = opts$baseline, candidate = opts$candidate,
+              threshold = threshold, alpha = alpha, min_runs = min_runs,
+              matrix = matrix, since = since, metrics = metrics, R = resamples,
+              seed = seed, check_power = !isTRUE(opts[["no-power-check"]]))
+
+  if (!isTRUE(opts$quiet)) {
+    cat(res$text, sep = "\n", file = if (json_stdout) stderr() else stdout())
+  }
+  if (!is.null(opts$json)) {
+    if (json_stdout) cat(gate_json(res), "\n", sep = "") else write_utf8(gate_json(res), opts$json)
+  }
+  if (!is.null(opts$junit)) write_utf8(gate_junit(res), opts$junit)
+  res$status
+}
+
+status <- tryCatch(
+  gate_main(commandArgs(trailingOnly = TRUE)),
+  rcuwb_usage = function(e) {
+    cat("rcuwb gate: ", conditionMessage(e), "\n", sep = "", file = stderr())
+    EXIT_USAGE
+  },
+  error = function(e) {
+    cat("rcuwb gate: internal error: ", conditionMessage(e), "\n", sep = "", file = stderr())
+    EXIT_INTERNAL
+  }
+)
+quit(save = "no", status = status)

@@ -1,0 +1,136 @@
+# Loaded by testthat before the tests: sources stats/R/*.R and provides
+# builders for small synthetic rcuwb databases (schema as the C runner's).
+
+stats_root <- normalizePath(file.path(getwd(), "..", ".."))
+for (f in sort(list.files(file.path(stats_root, "R"), pattern = "\\.R$", full.names = TRUE))) {
+  source(f, local = globalenv())
+}
+
+RCUWB_SCHEMA <- c(
+  "CREATE TABLE runs(id INTEGER PRIMARY KEY, matrix TEXT, cell TEXT NOT NULL, rep INTEGER,
+     kind TEXT NOT NULL, variant TEXT NOT NULL, kernel_version TEXT, config_sha TEXT,
+     kconfig_hz INTEGER, kconfig_preempt TEXT, gp_mode TEXT, nwriters INTEGER, nreaders INTEGER,
+     boot_params TEXT, cmdline TEXT, vcpus INTEGER, sockets INTEGER, cores INTEGER,
+     threads INTEGER, numa_nodes INTEGER, mem_mib INTEGER, accel TEXT, qemu_version TEXT,
+     libvirt_version TEXT, host TEXT, host_pus INTEGER, oversub REAL, started_at TEXT,
+     ended_at TEXT, wall_s REAL, outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER,
+     guest_nodes INTEGER, boot_time_us INTEGER, gps INTEGER, batches INTEGER, run_dir TEXT)",
+  "CREATE TABLE samples(run_id INTEGER, writer INTEGER, seq INTEGER, duration_ns INTEGER)",
+  "CREATE TABLE probes(run_id INTEGER, stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER,
+     outcome TEXT, gp_exp INTEGER, gp_normal INTEGER)"
+)
+
+new_db <- function(path = tempfile(fileext = ".sqlite")) {
+  con <- DBI::dbConnect(RSQLite::SQLite(), path)
+  for (s in RCUWB_SCHEMA) DBI::dbExecute(con, s)
+  DBI::dbDisconnect(con)
+  path
+}
+
+# Parse "v4-n2/expedited/w2-r0" into topology/parameter columns.
+cell_columns <- function(cell) {
+  s <- strsplit(cell, "/", fixed = TRUE)[[1]]
+  vn <- regmatches(s[1], regexec("^v([0-9]+)-n([0-9]+)", s[1]))[[1]]
+  wr <- regmatches(s[3], regexec("^w([0-9]+)-r([0-9]+)", s[3]))[[1]]
+  list(vcpus = as.integer(vn[2]), numa_nodes = as.integer(vn[3]), gp_mode = s[2],
+       nwriters = as.integer(wr[2]), nreaders = as.integer(wr[3]))
+}
+
+# Insert one run; returns its id. `samples_ns`: writer-duration samples.
+add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
+                    samples_ns = NULL, kind = "rcuscale", rep = 1L, matrix = "m1",
+                    accel = "kvm", oversub = 0.5, host_pus = 8L, boot_params = "",
+                    detail = NA_character_, started_at = "2025-01-01T00:00:00Z") {
+  cc <- cell_columns(cell)
+  con <- DBI::dbConnect(RSQLite::SQLite(), path)
+  on.exit(DBI::dbDisconnect(con))
+  DBI::dbExecute(con, paste(
+    "INSERT INTO runs(matrix, cell, rep, kind, variant, kernel_version, gp_mode, nwriters,",
+    "nreaders, boot_params, vcpus, sockets, cores, threads, numa_nodes, accel, host, host_pus,",
+    "oversub, started_at, outcome, outcome_detail)",
+    "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, 'testhost', ?, ?, ?, ?, ?)"),
+    params = list(matrix, cell, rep, kind, variant, cc$gp_mode, cc$nwriters, cc$nreaders,
+                  boot_params, cc$vcpus, cc$vcpus, cc$numa_nodes, accel, host_pus, oversub,
+                  started_at, outcome, detail))
+  id <- DBI::dbGetQuery(con, "SELECT last_insert_rowid() AS id")$id
+  if (length(samples_ns)) {
+    DBI::dbExecute(con, "INSERT INTO samples(run_id, writer, seq, duration_ns) VALUES (?, ?, ?, ?)",
+                   params = list(rep(id, length(samples_ns)), rep(0L, length(samples_ns)),
+                                 seq_along(samples_ns), samples_ns))
+  }
+  id
+}
+
+add_probe <- function(path, run_id, stage, point, prim, duration_ns, outcome = "ok") {
+  con <- DBI::dbConnect(RSQLite::SQLite(), path)
+  on.exit(DBI::dbDisconnect(con))
+  DBI::dbExecute(con, paste(
+    "INSERT INTO probes(run_id, stage, point, prim, duration_ns, outcome, gp_exp, gp_normal)",
+    "VALUES (?, ?, ?, ?, ?, ?, 0, 0)"),
+    params = list(run_id, stage, point, prim, duration_ns, outcome))
+}
+
+# Samples (ns) of a run whose kernel p50 is exactly p50_us microseconds:
+# 10 samples, sorted index floor(10 * 50 / 100) = 5 holds p50.
+samples_with_p50 <- function(p50_us) {
+  p50_us * 1000 * c(0.5, 0.6, 0.7, 0.8, 1, 1.1, 1.2, 1.3, 1.5, 3)
+}
+
+# A database with one or more cells, n runs per variant and cell whose
+# per-run p50 values are `base` and `cand` (vectors, microseconds).
+gate_db <- function(base, cand, cells = "v4-n1/normal/w1-r0",
+                    baseline = "stock", candidate = "cand", path = new_db()) {
+  for (cell in cells) {
+    for (i in seq_along(base)) add_run(path, baseline, cell, samples_ns = samples_with_p50(base[i]), rep = i)
+    for (i in seq_along(cand)) add_run(path, candidate, cell, samples_ns = samples_with_p50(cand[i]), rep = i)
+  }
+  path
+}
+
+# Run an entry script with Rscript; returns list(status, stdout, stderr).
+run_script <- function(script, args) {
+  out <- tempfile(); err <- tempfile()
+  status <- system2(file.path(R.home("bin"), "Rscript"),
+                    c(shQuote(file.path(stats_root, script)), shQuote(args)),
+                    stdout = out, stderr = err)
+  list(status = status, stdout = readLines(out, warn = FALSE), stderr = readLines(err, warn = FALSE))
+}
+
+# Minimal XML well-formedness check (used when xml2 is not installed):
+# balanced and properly nested tags, quoted attributes without raw '<' or
+# '&', no stray '&' outside entities, a single root element.
+# Returns TRUE or stops with the reason.
+xml_well_formed <- function(text) {
+  if (requireNamespace("xml2", quietly = TRUE)) {
+    xml2::read_xml(text)
+    return(TRUE)
+  }
+  body <- sub("^<\\?xml[^>]*\\?>\\s*", "", text)
+  if (grepl("&(?!(amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)", body, perl = TRUE)) {
+    stop("stray '&'")
+  }
+  tags <- regmatches(body, gregexpr("<[^<>]*>", body))[[1]]
+  rest <- gsub("<[^<>]*>", "", body)
+  if (grepl("[<>]", rest)) stop("stray '<' or '>' in text")
+  stack <- character()
+  roots <- 0
+  for (t in tags) {
+    if (startsWith(t, "<!--")) next
+    if (startsWith(t, "</")) {
+      name <- sub("^</([^[:space:]>]+).*", "\\1", t)
+      if (!length(stack) || stack[length(stack)] != name) stop("mismatched </", name, ">")
+      stack <- stack[-length(stack)]
+      next
+    }
+    name <- sub("^<([^[:space:]/>]+).*", "\\1", t)
+    attrs <- sub("^<[^[:space:]/>]+", "", sub("/?>$", "", t))
+    if (!grepl("^(\\s+[A-Za-z_:][-A-Za-z0-9_:.]*=\"[^\"<]*\")*\\s*$", attrs)) {
+      stop("bad attributes in ", t)
+    }
+    if (!length(stack)) roots <- roots + 1
+    if (!endsWith(t, "/>")) stack <- c(stack, name)
+  }
+  if (length(stack)) stop("unclosed <", stack[length(stack)], ">")
+  if (roots != 1) stop("expected one root element, got ", roots)
+  TRUE
+}

@@ -1,0 +1,121 @@
+# Plots write files; reports are written with caveats, tables and embedded
+# images.
+
+report_db <- function(oversub = 0.5, accel = "kvm") {
+  p <- new_db()
+  for (v in c("stock", "cand")) {
+    for (cell in c("v2-n1/normal/w1-r0", "v2-n1/expedited/w1-r0", "v4-n2/normal/w1-r0")) {
+      for (i in 1:3) {
+        add_run(p, v, cell, rep = i, oversub = oversub, accel = accel,
+                samples_ns = samples_with_p50(if (grepl("expedited", cell)) 50 + i else 5000 + 10 * i))
+      }
+    }
+    for (rn in c("", "rcupdate.rcu_normal=1")) {
+      id <- add_run(p, v, "v2-n1/normal/w1-r0", kind = "probe", boot_params = rn,
+                    oversub = oversub, accel = accel,
+                    outcome = if (v == "stock" && nzchar(rn)) "deadlock" else "ok")
+      for (st in 1:2) {
+        for (prim in c("synchronize_rcu", "synchronize_rcu_expedited")) {
+          dead <- v == "stock" && nzchar(rn) && st == 2 && prim == "synchronize_rcu_expedited"
+          add_probe(p, id, st, c("early", "late")[st], prim,
+                    if (dead) NA else 1000 * st, if (dead) "deadlock" else "ok")
+        }
+      }
+    }
+  }
+  p
+}
+
+test_that("caveat text names accelerator, oversubscription and host PUs", {
+  runs <- data.frame(accel = c("kvm", "tcg"), oversub = c(0.5, 2), host_pus = c(8, 8), host = "h")
+  txt <- caveat_text(runs)
+  expect_match(txt, "accel: kvm\\+tcg")
+  expect_match(txt, "OVERSUBSCRIBED: max 2.00 vCPUs per host PU")
+  expect_match(txt, "host PUs: 8")
+  expect_match(caveat_text(runs[1, ]), "max oversub 0.50 \\(not oversubscribed\\)")
+})
+
+test_that("rcu_normal is parsed from boot parameters", {
+  expect_equal(parse_rcu_normal(c("", NA, "rcupdate.rcu_normal=1", "a=1 rcupdate.rcu_normal=0",
+                                  "rcupdate.rcu_normal_after_boot=1", "x rcupdate.rcu_normal=1 y")),
+               c(FALSE, FALSE, TRUE, FALSE, FALSE, TRUE))
+})
+
+test_that("plots are written as PNG and SVG with caveat captions", {
+  p <- report_db(oversub = 2)
+  runs <- read_runs(p)
+  samples <- read_samples(p)
+  probes <- read_probes(p)
+  rt <- build_run_table(runs, run_stats(samples))
+  cells <- summarise_cells(rt)
+  dir <- file.path(tempdir(), "plots-test")
+  g1 <- plot_latency_vs_vcpus(cells, rt[rt$kind == "rcuscale", ])
+  g2 <- plot_ecdf(samples, rt)
+  g3 <- plot_midboot(probes, rt[rt$kind == "probe", ])
+  for (g in list(g1, g2, g3)) {
+    expect_s3_class(g, "ggplot")
+    expect_match(g$labels$caption, "OVERSUBSCRIBED")
+    expect_match(g$labels$caption, "accel: kvm")
+    expect_match(g$labels$caption, "host PUs: 8")
+  }
+  paths <- save_plot(g3, dir, "midboot", 6, 4)
+  expect_true(all(file.exists(paths)))
+  expect_identical(readBin(paths[["png"]], "raw", 4), as.raw(c(0x89, 0x50, 0x4e, 0x47)))
+  expect_match(paste(readLines(paths[["svg"]], n = 5), collapse = ""), "<svg")
+  mb <- midboot_cells(probes)
+  dead <- mb[mb$deadlocks > 0, ]
+  expect_equal(nrow(dead), 1)
+  expect_equal(c(dead$variant, dead$rcu_normal, dead$stage, dead$prim),
+               c("stock", "rcu_normal=1", "2", "synchronize_rcu_expedited"))
+})
+
+test_that("plot functions return NULL when there is nothing to draw", {
+  p <- new_db()
+  rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
+  expect_null(plot_latency_vs_vcpus(summarise_cells(rt), rt))
+  expect_null(plot_ecdf(read_samples(p), rt))
+  expect_null(plot_midboot(read_probes(p), rt))
+})
+
+test_that("base R base64 encoder agrees with jsonlite", {
+  set.seed(1)
+  for (n in c(0, 1, 2, 3, 4, 5, 100)) {
+    x <- as.raw(sample(0:255, n, replace = TRUE))
+    expect_equal(b64_encode_base(x), if (n) gsub("\n", "", jsonlite::base64_enc(x)) else "")
+    expect_equal(b64_encode(x), b64_encode_base(x))
+  }
+  expect_equal(b64_encode_base(charToRaw("Man")), "TWFu")
+  expect_equal(b64_encode_base(charToRaw("Ma")), "TWE=")
+})
+
+test_that("write_report writes md + self-contained html with caveats first", {
+  p <- report_db(oversub = 1.5, accel = "tcg")
+  out <- file.path(tempdir(), "report-test")
+  r <- write_report(p, out, baseline = "stock", candidates = "cand")
+  expect_true(all(file.exists(c(r$md, r$html, r$csv))))
+  md <- readLines(r$md, encoding = "UTF-8")
+  first <- paste(md[1:8], collapse = "\n")
+  expect_match(first, "## Caveats")
+  expect_match(first, "Oversubscribed: up to 1.50 vCPUs per host PU")
+  expect_match(first, "TCG")
+  expect_true(any(grepl("accel: tcg", md)))
+  expect_true(any(grepl("^### cand vs stock", md)))
+  expect_true(any(grepl("^cell +stock p50 +cand p50 +delta", md)))
+  expect_true(any(grepl("Expedited vs normal", md)))
+  expect_true(any(grepl("Too few runs to decide", md)))
+  expect_true(any(grepl("\\| stock \\| rcu_normal=1 \\| 2 \\| late \\| [^|]+ \\| DEADLOCK \\|", md)))
+  expect_true(any(grepl("plots/latency_vs_vcpus.svg", md, fixed = TRUE)))
+  html <- paste(readLines(r$html, encoding = "UTF-8"), collapse = "\n")
+  expect_equal(lengths(regmatches(html, gregexpr("src=\"data:image/png;base64,", html))), 3)
+  expect_false(grepl("src=\"plots/", html, fixed = TRUE))
+  expect_match(html, "DEADLOCK")
+  cells <- read.csv(r$csv[["cells"]])
+  expect_equal(nrow(cells), 6)
+})
+
+test_that("write_report copes with a database without runs", {
+  out <- file.path(tempdir(), "report-empty")
+  r <- write_report(new_db(), out)
+  expect_true(file.exists(r$md) && file.exists(r$html))
+  expect_length(r$plots, 0)
+})
