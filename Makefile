@@ -15,15 +15,13 @@ SHELL := /bin/bash
 RCUWB_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rcuwb
 RESULTS     ?= $(CURDIR)/results
 DB          ?= $(RESULTS)/rcuwb.db
-VARIANTS    ?= stock
+VARIANTS    ?= before midboot after
 export RCUWB_CACHE
 
 RCUWB := runner/rcuwb
-# Default matrix of 'make bench': normal and expedited GPs, 3 runs each, on a
-# flat 2-vCPU guest and on a 4-vCPU guest with 2 NUMA nodes.
-BENCH_VARIANT ?= stock
-BENCH_REPS    ?= 3
-BENCH_SHAPES  ?= "-n 2" "-n 4 -N 2"
+MATRIX ?= perf-configs/quick.yaml
+# the variants a matrix names, so that exactly those kernels get built
+matrix_variants = $(shell sed -n 's/^variants: *\[\(.*\)\]/\1/p' $(1) | tr ',' ' ')
 
 all: runner
 
@@ -45,22 +43,39 @@ initramfs: tree
 runner: deps
 	@$(MAKE) -s -C runner
 
-bench: deps libvirt kernel initramfs runner
+# The main job: the quick matrix (before vs after, 2 guest shapes, normal and
+# expedited GPs, 3 runs each), then this run's table.
+bench: deps libvirt initramfs runner
+	@$(MAKE) -s kernel VARIANTS="$(call matrix_variants,$(MATRIX))"
 	@since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
-	for shape in $(BENCH_SHAPES); do \
-		$(RCUWB) -d $(DB) boot -k $(BENCH_VARIANT) $$shape -g normal,expedited \
-			-r $(BENCH_REPS) -M bench || exit 1; \
-	done; \
-	echo; echo "Grace-period latency of this run (rcuscale writer-duration, microseconds):"; \
-	$(RCUWB) -d $(DB) summary -M bench --since $$since
+	$(RCUWB) -d $(DB) run $(MATRIX) && \
+	echo && echo "Grace-period latency of this run (rcuscale writer-duration samples, microseconds):" && \
+	$(RCUWB) -d $(DB) summary --since $$since
 
-check: deps libvirt runner
-	@$(MAKE) -s VARIANTS=stock kernel initramfs
-	@rm -f runner/obj/check.log
+# The mid-boot dead zone: every probe stage and primitive, before / midboot /
+# after, with and without rcu_normal, and the table of what happened.
+midboot: deps libvirt initramfs runner
+	@$(MAKE) -s kernel VARIANTS="before midboot after"
+	@since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
+	$(RCUWB) -d $(DB) run perf-configs/midboot.yaml; \
+	echo && $(RCUWB) -d $(DB) summary --probes --since $$since && \
+	$(RCUWB) -d $(DB) summary -M midboot --since $$since
+
+# Statistics report of everything in the database (results/report/).
+report: runner
+	@$(RCUWB) -d $(DB) report --out $(RESULTS)/report
+
+check: deps libvirt runner initramfs
+	@$(MAKE) -s kernel VARIANTS="before midboot after"
+	@mkdir -p runner/obj; rm -f runner/obj/check.log
 	@set -o pipefail; { \
 		$(MAKE) -s -C runner unit && \
 		runner/tests/kvm-recheck-parity.sh && \
-		runner/tests/integration.sh; \
+		kernel-changes/tests/roundtrip.sh && \
+		Rscript stats/tests/run.R && \
+		runner/tests/integration.sh && \
+		runner/tests/matrix.sh && \
+		runner/tests/midboot.sh; \
 	} 2>&1 | tee runner/obj/check.log; rc=$$?; \
 	awk '/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$$/ { p += $$2; f += $$4 } \
 	     END { printf "check: %d passed, %d failed\n", p, f }' runner/obj/check.log; \
@@ -69,4 +84,4 @@ check: deps libvirt runner
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree kernel initramfs runner bench check clean
+.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report check clean

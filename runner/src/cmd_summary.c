@@ -11,7 +11,7 @@
 #include "gpstats.h"
 
 static const char summary_help[] =
-	"Usage: rcuwb summary [--matrix NAME] [--variant NAME] [--since TIME]\n"
+	"Usage: rcuwb summary [--matrix NAME] [--variant NAME] [--since TIME] [--probes]\n"
 	"\n"
 	"One line per (matrix, variant, cell) of the results database: runs stored,\n"
 	"runs that ended ok, failures by outcome, rcuscale samples of the ok runs and\n"
@@ -19,7 +19,98 @@ static const char summary_help[] =
 	"cell's ok runs pooled; nearest rank as kvm-recheck-rcuscale.sh), the\n"
 	"accelerator and the worst oversubscription (vCPUs per host PU; > 1 distorts\n"
 	"expedited grace periods).  --since keeps runs started at or after TIME\n"
-	"(UTC, e.g. 2026-12-03T08:00:00Z).  'rcuwb report' does the statistics proper.\n";
+	"(UTC, e.g. 2026-12-03T08:00:00Z).  'rcuwb report' does the statistics proper.\n"
+	"\n"
+	"--probes prints the mid-boot table instead: variant x boot parameters x stage\n"
+	"x primitive -> median latency of the calls, or DEADLOCK when the probe's\n"
+	"watchdog reported the call hung (in how many of the boots).\n";
+
+static const char probes_sql[] =
+	"SELECT r.variant, r.boot_params, p.stage, p.point, p.prim, COUNT(*),"
+	" SUM(p.outcome = 'deadlock'), GROUP_CONCAT(p.duration_ns)"
+	" FROM probes p JOIN runs r ON p.run_id = r.id"
+	" WHERE (?1 IS NULL OR r.matrix = ?1) AND (?2 IS NULL OR r.variant = ?2)"
+	" AND (?3 IS NULL OR r.started_at >= ?3)"
+	" GROUP BY r.variant, r.boot_params, p.stage, p.prim"
+	" ORDER BY r.variant, r.boot_params, p.stage, p.prim";
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of a comma list of integers (SQLite GROUP_CONCAT), -1 if empty. */
+static long long median_of(const char *list)
+{
+	long long v[256];
+	size_t n = 0;
+	char *end;
+
+	while (list && *list && n < 256) {
+		v[n++] = strtoll(list, &end, 10);
+		list = *end == ',' ? end + 1 : end;
+		if (end == list && *end != ',')
+			break;
+	}
+	if (!n)
+		return -1;
+	qsort(v, n, sizeof(v[0]), cmp_ll);
+	return v[(n - 1) / 2];
+}
+
+static int print_probes(sqlite3 *db, const char *matrix, const char *variant, const char *since)
+{
+	json_object *arr = json_output ? json_object_new_array() : NULL;
+	sqlite3_stmt *st;
+	int rows = 0;
+
+	if (sqlite3_prepare_v2(db, probes_sql, -1, &st, NULL) != SQLITE_OK)
+		return set_err("sqlite: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(st, 1, matrix, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, since, -1, SQLITE_STATIC);
+	if (!arr)
+		printf("%-9s %-24s %-5s %-10s %-27s %s\n", "variant", "boot params", "stage", "point",
+		       "primitive", "latency (median of ok calls) / DEADLOCK");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *bp = (const char *)sqlite3_column_text(st, 1);
+		int calls = sqlite3_column_int(st, 5), hung = sqlite3_column_int(st, 6);
+		long long med = median_of((const char *)sqlite3_column_text(st, 7));
+
+		rows++;
+		if (arr) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "variant", json_object_new_string((const char *)sqlite3_column_text(st, 0)));
+			json_object_object_add(o, "boot_params", json_object_new_string(bp ? bp : ""));
+			json_object_object_add(o, "stage", json_object_new_int(sqlite3_column_int(st, 2)));
+			json_object_object_add(o, "point", json_object_new_string((const char *)sqlite3_column_text(st, 3)));
+			json_object_object_add(o, "prim", json_object_new_string((const char *)sqlite3_column_text(st, 4)));
+			json_object_object_add(o, "calls", json_object_new_int(calls));
+			json_object_object_add(o, "deadlocks", json_object_new_int(hung));
+			if (med >= 0)
+				json_object_object_add(o, "median_ns", json_object_new_int64(med));
+			json_object_array_add(arr, o);
+			continue;
+		}
+		printf("%-9s %-24s %-5d %-10s %-27s ", sqlite3_column_text(st, 0), bp && *bp ? bp : "-",
+		       sqlite3_column_int(st, 2), sqlite3_column_text(st, 3), sqlite3_column_text(st, 4));
+		if (hung)
+			printf("DEADLOCK (%d of %d)\n", hung, calls);
+		else
+			printf("%.3f ms\n", (double)med / 1e6);
+	}
+	sqlite3_finalize(st);
+	if (arr) {
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
+		json_object_put(arr);
+	} else if (!rows) {
+		printf("(no mid-boot probe results stored)\n");
+	}
+	return 0;
+}
 
 struct cell_row {
 	const char *since;
@@ -105,6 +196,7 @@ int do_summary(int argc, char **argv)
 		{ "matrix", required_argument, NULL, 'M' },
 		{ "variant", required_argument, NULL, 'k' },
 		{ "since", required_argument, NULL, 's' },
+		{ "probes", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -113,18 +205,27 @@ int do_summary(int argc, char **argv)
 	sqlite3_stmt *st;
 	sqlite3 *db;
 	int c, rows = 0, ret = 0;
+	bool probes = false;
 
-	while ((c = getopt_long(argc, argv, "M:k:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "M:k:s:Ph", opts, NULL)) != -1) {
 		switch (c) {
 		case 'M': matrix = optarg; break;
 		case 'k': variant = optarg; break;
 		case 's': since = optarg; break;
+		case 'P': probes = true; break;
 		case 'h': print_usage(summary_help); return 0;
 		default: return bad_usage("summary");
 		}
 	}
 	if (db_open(opt_db, &db) < 0)
 		return -1;
+	if (probes) {
+		if (arr)
+			json_object_put(arr);
+		ret = print_probes(db, matrix, variant, since);
+		db_close(db);
+		return ret;
+	}
 	if (sqlite3_prepare_v2(db, groups_sql, -1, &st, NULL) != SQLITE_OK) {
 		set_err("sqlite: %s", sqlite3_errmsg(db));
 		db_close(db);

@@ -15,13 +15,10 @@
 #include "console.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common.h"
 
@@ -367,21 +364,13 @@ int console_finish(struct console *c)
 
 int console_parse_file(struct console *c, const char *path)
 {
-	char chunk[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct buf b = { 0 };
+	int ret = read_file(path, &b);
 
-	if (fd < 0)
-		return set_err("cannot open console log %s: %s", path, strerror(errno));
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if (console_feed(c, chunk, (size_t)n) < 0) {
-			close(fd);
-			return -1;
-		}
-	close(fd);
-	if (n < 0)
-		return set_err("cannot read console log %s: %s", path, strerror(errno));
-	return console_finish(c);
+	if (ret == 0)
+		ret = console_feed(c, b.data, b.len);
+	buf_free(&b);
+	return ret < 0 ? -1 : console_finish(c);
 }
 
 size_t console_hung(const struct console *c, const struct probe_result **first)

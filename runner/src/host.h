@@ -2,6 +2,8 @@
 #ifndef RCUWB_HOST_H
 #define RCUWB_HOST_H
 
+#include <hwloc.h>
+
 struct host_info {
 	char name[64];
 	unsigned pus, cores, nodes;
@@ -12,5 +14,7 @@ struct host_info {
  * description instead (e.g. "node:2 core:2 pu:1"), for tests.
  */
 int host_probe(struct host_info *h, const char *synthetic);
+/* A loaded hwloc topology: the host's, or a synthetic one.  Caller destroys it. */
+int host_topology(hwloc_topology_t *t, const char *synthetic);
 
 #endif

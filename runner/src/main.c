@@ -28,6 +28,8 @@ static const struct cmd cmds[] = {
 	{ "run", do_run, "run a measurement matrix (perf-configs/NAME.yaml): placed, interleaved, resumable" },
 	{ "boot", do_boot, "boot guests of one kernel variant, run rcuscale (or the probe), store every run" },
 	{ "parse", do_parse, "read a console log: rcuscale samples, statistics, probe lines, badness" },
+	{ "report", do_report, "statistics report (Markdown + HTML, plots) of the results database (R)" },
+	{ "gate", do_gate, "regression gate: exit 0 pass, 1 slowdown, 2 hard failure, 3 not enough data" },
 	{ "summary", do_summary, "per-cell table of stored runs: runs, samples, p50/p90/p99" },
 	{ "help", do_help, "this text" },
 };

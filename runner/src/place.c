@@ -7,6 +7,7 @@
 #include <hwloc.h>
 
 #include "common.h"
+#include "host.h"
 
 int place_init(struct placer *p, const char *synthetic, unsigned budget)
 {
@@ -15,16 +16,8 @@ int place_init(struct placer *p, const char *synthetic, unsigned budget)
 	unsigned n = 0;
 
 	memset(p, 0, sizeof(*p));
-	if (hwloc_topology_init(&t) < 0)
-		return set_err("hwloc: cannot initialise a topology");
-	if (synthetic && hwloc_topology_set_synthetic(t, synthetic) < 0) {
-		hwloc_topology_destroy(t);
-		return set_err("hwloc: bad synthetic topology '%s'", synthetic);
-	}
-	if (hwloc_topology_load(t) < 0) {
-		hwloc_topology_destroy(t);
-		return set_err("hwloc: cannot read the host topology");
-	}
+	if (host_topology(&t, synthetic) < 0)
+		return -1;
 	while ((pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu)) && n < PLACE_MAX_PUS &&
 	       (!budget || n < budget)) {
 		hwloc_obj_t node = NULL;

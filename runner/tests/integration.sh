@@ -1,24 +1,12 @@
 #!/usr/bin/env bash
 # runner/tests/integration.sh: real guests through real libvirt into a real
-# SQLite file.  Needs the stock kernel, the initramfs and libvirt up
+# SQLite file.  Needs the 'after' kernel, the initramfs and libvirt up
 # ('make check' sees to all three).
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-rcuwb=$here/../rcuwb
-variant=${RCUWB_TEST_VARIANT:-stock}
-work=$(mktemp -d /tmp/rcuwb-integration.XXXXXX)
-db=$work/rcuwb.db
-trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
+. "$(dirname "$0")/lib.sh"
+scratch integration
+variant=${RCUWB_TEST_VARIANT:-after}
 
-ok() { pass=$((pass + 1)); echo "  ok   $1"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $1${2:+: $2}"; }
-check() { # check DESCRIPTION COMMAND...
-	local d=$1; shift
-	if "$@" >/dev/null 2>&1; then ok "$d"; else bad "$d"; fi
-}
-q() { sqlite3 "$db" "$1"; }
-no_domains() { [ -z "$(virsh -c qemu:///system list --all --name | grep '^rcuwb-')" ]; }
 
 echo "integration: guests under libvirt (results in $db)"
 
@@ -80,5 +68,4 @@ check "summary lists the stored cells" grep -q 'v4-n2/normal/w2-r0' <<< "$("$rcu
 check "summary --json is valid JSON" json_pp <<< "$("$rcuwb" -d "$db" -j summary -M it)"
 check "no domain left at the end" no_domains
 
-echo "integration: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish integration

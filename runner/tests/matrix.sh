@@ -3,18 +3,9 @@
 # --resume idempotent, deleted runs rerun exactly, and a runner killed with
 # SIGKILL in the middle leaves no guest behind and resumes to a complete set.
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-rcuwb=$here/../rcuwb
+. "$(dirname "$0")/lib.sh"
+scratch matrix
 variant=${RCUWB_TEST_VARIANT:-after}
-work=$(mktemp -d /tmp/rcuwb-matrix.XXXXXX)
-db=$work/rcuwb.db
-trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "  ok   $1"; }
-bad() { fail=$((fail + 1)); echo "  FAIL $1"; }
-check() { local d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else bad "$d"; fi; }
-q() { sqlite3 "$db" "$1"; }
-no_domains() { [ -z "$(virsh -c qemu:///system list --all --name | grep '^rcuwb-')" ]; }
 complete() { # every planned run exactly once
 	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt'")" = 6 &&
 	test "$(q "SELECT COUNT(*) FROM (SELECT DISTINCT cell, variant, rep FROM runs WHERE matrix='mt')")" = 6 &&
@@ -75,5 +66,4 @@ msg=$("$rcuwb" -d "$db" run "$work/bad.yaml" 2>&1)
 check "bad matrix names file, line and key" test "$msg" = "rcuwb: error: $work/bad.yaml:2: topologies[0].vcpus: give a whole number from 1 to 64"
 check "no domain left at the end" no_domains
 
-echo "matrix: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish matrix

@@ -1,13 +1,5 @@
 /* test_console.c: unit tests of the console parser (rcuscale, probe, badness, topology). */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "unit.h"
 
 #include "console.h"
 #include "gpstats.h"
@@ -250,8 +242,5 @@ int main(void)
 		cmocka_unit_test(test_probe_lines),
 		cmocka_unit_test(test_real_log),
 	};
-	int failed = cmocka_run_group_tests_name("console", tests, NULL, NULL);
-
-	printf("console: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
-	return failed ? 1 : 0;
+	RUN_UNIT_TESTS("console", tests);
 }

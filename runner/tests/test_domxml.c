@@ -1,14 +1,7 @@
 /* test_domxml.c: unit tests of the domain XML: values escaped, schema-valid (virt-xml-validate). */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "unit.h"
 
 #include "common.h"
 #include "domxml.h"
@@ -119,8 +112,5 @@ int main(void)
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_bad_template),
 	};
-	int failed = cmocka_run_group_tests_name("domxml", tests, NULL, NULL);
-
-	printf("domxml: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
-	return failed ? 1 : 0;
+	RUN_UNIT_TESTS("domxml", tests);
 }

@@ -1,13 +1,5 @@
 /* test_gpstats.c: unit tests of the kvm-recheck-rcuscale.sh statistics. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "unit.h"
 
 #include "gpstats.h"
 
@@ -113,8 +105,5 @@ int main(void)
 		cmocka_unit_test(test_awk_fmt),
 		cmocka_unit_test(test_kvm_recheck_output),
 	};
-	int failed = cmocka_run_group_tests_name("gpstats", tests, NULL, NULL);
-
-	printf("gpstats: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
-	return failed ? 1 : 0;
+	RUN_UNIT_TESTS("gpstats", tests);
 }

@@ -1,14 +1,7 @@
 /* test_matrix.c: unit tests of matrix files: parsing, errors with file:line:key, expansion, interleaving. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "unit.h"
 
 #include "common.h"
 #include "matrix.h"
@@ -167,8 +160,5 @@ int main(void)
 		cmocka_unit_test(test_expand_interleaved),
 		cmocka_unit_test(test_probe_dimensions),
 	};
-	int failed = cmocka_run_group_tests_name("matrix", tests, NULL, NULL);
-
-	printf("matrix: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
-	return failed ? 1 : 0;
+	RUN_UNIT_TESTS("matrix", tests);
 }

@@ -1,13 +1,5 @@
 /* test_place.c: unit tests of guest placement on synthetic hwloc host topologies. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "unit.h"
 
 #include "common.h"
 #include "place.h"
@@ -87,8 +79,5 @@ int main(void)
 		cmocka_unit_test(test_across_nodes_and_oversubscribed),
 		cmocka_unit_test(test_budget),
 	};
-	int failed = cmocka_run_group_tests_name("place", tests, NULL, NULL);
-
-	printf("place: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
-	return failed ? 1 : 0;
+	RUN_UNIT_TESTS("place", tests);
 }

@@ -1,13 +1,5 @@
 /* test_run.c: unit tests of topologies, cell keys, command lines and outcome classification. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "unit.h"
 
 #include "common.h"
 #include "run.h"
@@ -179,8 +171,5 @@ int main(void)
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_early_verdict),
 	};
-	int failed = cmocka_run_group_tests_name("run", tests, NULL, NULL);
-
-	printf("run: %zu passed, %d failed\n", sizeof(tests) / sizeof(tests[0]) - (size_t)failed, failed);
-	return failed ? 1 : 0;
+	RUN_UNIT_TESTS("run", tests);
 }

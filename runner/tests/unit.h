@@ -1,0 +1,27 @@
+/* unit.h: what every cmocka test program of the runner shares. */
+#ifndef RCUWB_UNIT_H
+#define RCUWB_UNIT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/*
+ * Run a group and end with the line "NAME: N passed, M failed" that
+ * 'make check' adds up; exit status 1 if any failed.
+ */
+#define RUN_UNIT_TESTS(name, tests)							\
+	do {										\
+		int failed_ = cmocka_run_group_tests_name(name, tests, NULL, NULL);	\
+		printf("%s: %zu passed, %d failed\n", name,				\
+		       sizeof(tests) / sizeof((tests)[0]) - (size_t)failed_, failed_);	\
+		return failed_ ? 1 : 0;							\
+	} while (0)
+
+#endif
