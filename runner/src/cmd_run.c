@@ -238,6 +238,7 @@ static int run_all(struct runner_state *rs, const struct matrix *m, const struct
 			matrix_spec(m, &runs[next], &s->job.spec);
 			s->job.spec.kernel = &kernels[runs[next].variant];
 			s->job.place = &s->place;
+			s->job.env.seed = m->seed;
 			s->used = true;
 			rs->running++;
 			next++;

@@ -29,7 +29,7 @@ static const char schema[] =
 	" host_pus INTEGER, pinned TEXT, oversub REAL, started_at TEXT, ended_at TEXT, wall_s REAL,"
 	" outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER, guest_nodes INTEGER,"
 	" boot_time_us INTEGER, gps INTEGER, batches INTEGER, nsamples INTEGER,"
-	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT);"
+	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT, seed INTEGER, rerun_of INTEGER);"
 	"CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix, cell, variant);"
 	"CREATE TABLE IF NOT EXISTS samples ("
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -112,8 +112,8 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		" boot_params, cmdline, vcpus, sockets, cores, threads, numa_nodes, mem_mib, accel,"
 		" qemu_version, libvirt_version, host, host_pus, pinned, oversub, started_at, ended_at,"
 		" wall_s, outcome, outcome_detail, guest_cpus, guest_nodes, boot_time_us, gps, batches,"
-		" nsamples, p50_us, p90_us, p99_us, run_dir)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	const struct kernel_build *k = s->kernel;
 	char t0[32], t1[32];
 	struct gp_stats gs;
@@ -192,6 +192,11 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		sqlite3_bind_null(st, i++);
 	}
 	bind_text(st, i++, e->run_dir);
+	sqlite3_bind_int64(st, i++, (sqlite3_int64)e->seed);
+	if (e->rerun_of > 0)
+		sqlite3_bind_int64(st, i++, e->rerun_of);
+	else
+		sqlite3_bind_null(st, i++);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : set_err("sqlite: storing run: %s", sqlite3_errmsg(db));
@@ -327,4 +332,50 @@ int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *v
 
 	return int_query(db, "SELECT MAX(rep) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?",
 			 args, 3, 0) + 1;
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *out, size_t cap)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	snprintf(out, cap, "%s", t ? (const char *)t : "");
+}
+
+int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r)
+{
+	static const char sql[] =
+		"SELECT matrix, cell, kind, variant, gp_mode, boot_params, config_sha, patches, run_dir,"
+		" rep, nwriters, nreaders, vcpus, sockets, cores, threads, numa_nodes, mem_mib"
+		" FROM runs WHERE id = ?";
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return set_err("sqlite: %s", sqlite3_errmsg(db));
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		r->id = id;
+		col_text(st, 0, r->matrix, sizeof(r->matrix));
+		col_text(st, 1, r->cell, sizeof(r->cell));
+		col_text(st, 2, r->kind, sizeof(r->kind));
+		col_text(st, 3, r->variant, sizeof(r->variant));
+		col_text(st, 4, r->gp_mode, sizeof(r->gp_mode));
+		col_text(st, 5, r->boot_params, sizeof(r->boot_params));
+		col_text(st, 6, r->config_sha, sizeof(r->config_sha));
+		col_text(st, 7, r->patches, sizeof(r->patches));
+		col_text(st, 8, r->run_dir, sizeof(r->run_dir));
+		r->rep = sqlite3_column_int(st, 9);
+		r->nwriters = sqlite3_column_int(st, 10);
+		r->nreaders = sqlite3_column_int(st, 11);
+		r->vcpus = sqlite3_column_int(st, 12);
+		r->sockets = sqlite3_column_int(st, 13);
+		r->cores = sqlite3_column_int(st, 14);
+		r->threads = sqlite3_column_int(st, 15);
+		r->numa_nodes = sqlite3_column_int(st, 16);
+		r->mem_mib = sqlite3_column_int(st, 17);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : set_err("no run %lld in the results database", (long long)id);
 }

@@ -20,6 +20,16 @@ struct run_env {
 	double oversub;			/* vCPUs per host PU available to the guest */
 	double started, ended;		/* wall clock, seconds */
 	char run_dir[4096];
+	unsigned long long seed;	/* the matrix's cell-order seed */
+	int64_t rerun_of;		/* rcuwb rerun: the run repeated, else 0 */
+};
+
+/* What rcuwb rerun needs of a stored run. */
+struct stored_run {
+	int64_t id;
+	char matrix[64], cell[192], kind[16], variant[64], gp_mode[16], boot_params[512];
+	char config_sha[24], patches[2048], run_dir[4096];
+	int rep, nwriters, nreaders, vcpus, sockets, cores, threads, numa_nodes, mem_mib;
 };
 
 /* Default database: $RCUWB_DB, else results/rcuwb.db. */
@@ -33,6 +43,8 @@ int db_store_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
 
 
 
+/* Read one stored run; -1 with set_err() if there is none. */
+int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r);
 /* 1 + the number of runs already stored for (matrix, cell, variant). */
 int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *variant);
 /* Highest repetition stored for a matrix (0 = none). */

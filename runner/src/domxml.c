@@ -158,13 +158,36 @@ static void add_pinning(xmlNodePtr root, const struct domain_params *p)
 	}
 }
 
+/* Name and the files of this guest: kernel, initrd, console. */
+static void set_paths(xmlDocPtr doc, const struct domain_params *p)
+{
+	set_text(node_at(doc, "name"), p->name);
+	set_text(node_at(doc, "os/kernel"), p->kernel);
+	set_text(node_at(doc, "os/initrd"), p->initrd);
+	xmlSetProp(node_at(doc, "devices/serial/source"), BAD_CAST "path", BAD_CAST p->console);
+}
+
+static char *serialise(xmlDocPtr doc)
+{
+	xmlChar *out = NULL;
+	char *ret;
+	int len;
+
+	xmlDocDumpFormatMemoryEnc(doc, &out, &len, "UTF-8", 1);
+	if (!out) {
+		set_err("cannot serialise the domain XML");
+		return NULL;
+	}
+	ret = strdup((const char *)out);
+	xmlFree(out);
+	return ret;
+}
+
 char *domxml_build(const char *template_path, const struct domain_params *p)
 {
 	xmlDocPtr doc;
 	xmlNodePtr root, cpu, topo, serial;
-	xmlChar *out = NULL;
 	char *ret = NULL;
-	int len;
 
 	doc = xmlReadFile(template_path, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	if (!doc) {
@@ -178,12 +201,9 @@ char *domxml_build(const char *template_path, const struct domain_params *p)
 		goto out;
 	}
 	xmlSetProp(root, BAD_CAST "type", BAD_CAST(p->kvm ? "kvm" : "qemu"));
-	set_text(node_at(doc, "name"), p->name);
 	set_uint_text(node_at(doc, "memory"), p->topo->mem_mib);
 	xmlSetProp(node_at(doc, "memory"), BAD_CAST "unit", BAD_CAST "MiB");
 	set_uint_text(node_at(doc, "vcpu"), p->topo->vcpus);
-	set_text(node_at(doc, "os/kernel"), p->kernel);
-	set_text(node_at(doc, "os/initrd"), p->initrd);
 	set_text(node_at(doc, "os/cmdline"), p->cmdline);
 
 	cpu = node_at(doc, "cpu");
@@ -201,16 +221,25 @@ char *domxml_build(const char *template_path, const struct domain_params *p)
 
 	serial = node_at(doc, "devices/serial");
 	xmlSetProp(serial, BAD_CAST "type", BAD_CAST "file");
-	xmlSetProp(node_at(doc, "devices/serial/source"), BAD_CAST "path", BAD_CAST p->console);
-
-	xmlDocDumpFormatMemoryEnc(doc, &out, &len, "UTF-8", 1);
-	if (!out) {
-		set_err("cannot serialise the domain XML");
-		goto out;
-	}
-	ret = strdup((const char *)out);
-	xmlFree(out);
+	set_paths(doc, p);
+	ret = serialise(doc);
 out:
+	xmlFreeDoc(doc);
+	return ret;
+}
+
+char *domxml_retarget(const char *xml, const struct domain_params *p)
+{
+	xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
+				      XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	char *ret;
+
+	if (!doc) {
+		set_err("the stored domain XML is not well-formed");
+		return NULL;
+	}
+	set_paths(doc, p);
+	ret = serialise(doc);
 	xmlFreeDoc(doc);
 	return ret;
 }

@@ -23,5 +23,10 @@ struct domain_params {
 const char *domxml_template_path(void);
 /* Returns malloc'd XML; -1/NULL with set_err() (bad template, bad values). */
 char *domxml_build(const char *template_path, const struct domain_params *p);
+/*
+ * The same domain again (rcuwb rerun): only the name and the staged kernel,
+ * initrd and console paths of p change; NULL with set_err() on bad XML.
+ */
+char *domxml_retarget(const char *xml, const struct domain_params *p);
 
 #endif

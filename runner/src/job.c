@@ -103,7 +103,7 @@ int job_start(struct bench *b, struct job *j)
 	dp.initrd = initrd;
 	dp.cmdline = e->cmdline;
 	dp.console = j->guest.console_path;
-	j->xml = domxml_build(domxml_template_path(), &dp);
+	j->xml = j->xml_again ? domxml_retarget(j->xml_again, &dp) : domxml_build(domxml_template_path(), &dp);
 	if (!j->xml)
 		return -1;
 	j->guest.xml = j->xml;

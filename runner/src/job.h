@@ -26,6 +26,7 @@ struct bench {
 struct job {
 	struct run_spec spec;
 	const struct placement *place;	/* host PUs given to it, NULL = unpinned */
+	const char *xml_again;		/* rerun: this stored domain XML, retargeted */
 	struct run_env env;
 	struct console con;
 	struct guest guest;

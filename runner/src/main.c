@@ -26,6 +26,7 @@ static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "run", do_run, "run a measurement matrix (perf-configs/NAME.yaml): placed, interleaved, resumable" },
+	{ "rerun", do_rerun, "repeat one stored run: same kernel, domain XML and command line" },
 	{ "boot", do_boot, "boot guests of one kernel variant, run rcuscale (or the probe), store every run" },
 	{ "parse", do_parse, "read a console log: rcuscale samples, statistics, probe lines, badness" },
 	{ "report", do_report, "statistics report (Markdown + HTML, plots) of the results database (R)" },

@@ -66,6 +66,15 @@ check "non-numeric --vcpus refused" test "$rc" = 1 -a "$msg" = "rcuwb: error: --
 check "nothing stored by refused commands" test "$(q "SELECT count(*) FROM runs")" = "$before"
 check "summary lists the stored cells" grep -q 'v4-n2/normal/w2-r0' <<< "$("$rcuwb" -d "$db" summary -M it)"
 check "summary --json is valid JSON" json_pp <<< "$("$rcuwb" -d "$db" -j summary -M it)"
+# rerun: the same XML and command line again, stored as a new run.
+first=$(q "SELECT MIN(id) FROM runs")
+"$rcuwb" -q -d "$db" rerun "$first"
+expect "rerun stored as a new ok run of the same cell" "ok:$first:$(q "SELECT cell FROM runs WHERE id=$first")" "$(last "outcome || ':' || rerun_of || ':' || cell")"
+strip() { sed -e 's/rcuwb-[0-9]*-[0-9]*-[0-9]*-[0-9]*/NAME/g' "$1/domain.xml"; }
+check "rerun booted the same domain XML" diff <(strip "$(q "SELECT run_dir FROM runs WHERE id=$first")") <(strip "$(last run_dir)")
+check "rerun kept the same command line" test "$(last cmdline)" = "$(q "SELECT cmdline FROM runs WHERE id=$first")"
+msg=$("$rcuwb" -d "$db" rerun 99999 2>&1)
+expect "rerun of a missing run named" "rcuwb: error: no run 99999 in the results database" "$msg"
 check "no domain left at the end" no_domains
 
 finish integration
