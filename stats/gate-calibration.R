@@ -1,0 +1,70 @@
+#!/usr/bin/env Rscript
+# rcuwb gate calibration: false-alarm rate on A/A comparisons and detection
+# rate of planted slowdowns, from pools of stored runs (see R/calibrate.R).
+#
+# Usage:
+#   Rscript stats/gate-calibration.R --db PATH --matrix NAME --baseline after
+#       --aa after-aa --planted planted [--n 5,8] [--trials 200]
+#       [--threshold 5%] [--alpha 0.05] [--out FILE.md]
+# The planted cells are those whose boot parameters set
+# rcutree.planted_gp_delay_us; the A/A cell is the one without.
+
+# stats/R/*.R, found next to this script
+source(file.path(local({
+  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(f)) dirname(normalizePath(f[1])) else getwd()
+}), "load.R"))
+
+calibration_main <- function(args) {
+  spec <- c(db = "value", matrix = "value", baseline = "value", aa = "value",
+            planted = "value", n = "value", trials = "value", threshold = "value",
+            alpha = "value", out = "value")
+  o <- parse_cli(args, spec)
+  for (k in c("db", "matrix", "baseline", "aa", "planted")) {
+    if (is.null(o[[k]])) usage_error("--%s is required", k)
+  }
+  n <- as.integer(strsplit(o$n %||% "5,8", ",")[[1]])
+  trials <- as.integer(o$trials %||% "200")
+  threshold <- as.numeric(sub("%$", "", o$threshold %||% "5")) / 100
+  alpha <- as.numeric(o$alpha %||% "0.05")
+  if (anyNA(n) || any(n < 2) || is.na(trials) || trials < 1) usage_error("bad --n or --trials")
+  runs <- read_runs(o$db, matrix = o$matrix)
+  if (!nrow(runs)) usage_error("no runs of matrix '%s' in %s", o$matrix, o$db)
+  rt <- build_run_table(runs, run_stats(read_samples(o$db, matrix = o$matrix)))
+  cells <- unique(rt$cell[rt$kind == "rcuscale"])
+  planted <- cells[grepl("planted_gp_delay_us=", cells, fixed = TRUE)]
+  plain <- setdiff(cells, planted)
+  delay <- sub(".*planted_gp_delay_us=([0-9]+).*", "\\1", planted)
+  comparisons <- rbind(
+    data.frame(label = sprintf("A/A: %s vs %s (same kernel)", o$baseline, o$aa),
+               baseline = o$baseline, candidate = o$aa, cell = plain),
+    data.frame(label = sprintf("%s: +%s us per grace period", o$planted, delay),
+               baseline = rep(o$baseline, length(planted)),
+               candidate = rep(o$planted, length(planted)), cell = planted)
+  )
+  cal <- calibrate_gate(rt, comparisons, n = n, trials = trials,
+                        threshold = threshold, alpha = alpha)
+  md <- c(calibration_md(cal, threshold, alpha), "",
+          caveat_line(rt))
+  if (is.null(o$out)) cat(md, sep = "\n") else writeLines(md, o$out)
+  0L
+}
+
+caveat_line <- function(rt) {
+  sprintf("Runs: %s; accelerator %s; host PUs %s; max oversubscription %.2f.",
+          nrow(rt), paste(unique(rt$accel), collapse = ","),
+          paste(unique(rt$host_pus), collapse = ","), max(rt$oversub, na.rm = TRUE))
+}
+
+status <- tryCatch(
+  calibration_main(commandArgs(trailingOnly = TRUE)),
+  rcuwb_usage = function(e) {
+    cat("rcuwb gate-calibration: ", conditionMessage(e), "\n", sep = "", file = stderr())
+    EXIT_USAGE
+  },
+  error = function(e) {
+    cat("rcuwb gate-calibration: internal error: ", conditionMessage(e), "\n", sep = "", file = stderr())
+    EXIT_INTERNAL
+  }
+)
+quit(save = "no", status = status)
