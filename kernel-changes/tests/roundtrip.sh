@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# kernel-changes/tests/roundtrip.sh: check the kernel patch series.
+#
+#   1. 0001 + 0002 + 0003, applied in order with "patch -p1 --fuzz=0" to a
+#      fresh hard-linked copy of the pristine tree, give back every file
+#      they touch byte for byte (0001 must really change each of them, so
+#      that the comparison cannot pass vacuously).
+#   2. Every patch of the series applies with --fuzz=0 where the variants
+#      use it: 0001-0003 in order, and the probe patch (0004) on top of
+#      0001, of 0001+0002 and of 0001+0002+0003.
+#   3. scripts/checkpatch.pl --strict, run from the pristine tree, reports
+#      0 errors, 0 warnings and 0 checks for every patch of the series.
+#
+# The pristine tree is never written to: the scratch copy is made with
+# cp -al, and every file a patch touches gets its own inode before any
+# patch runs.  Exit status 0 if every check passed, 1 otherwise; the last
+# line is "roundtrip: N passed, M failed".
+set -uo pipefail
+
+cache=${RCUWB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rcuwb}
+kc=$(cd "$(dirname "$0")/.." && pwd)
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok - $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
+finish() {
+	echo "roundtrip: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+if [ ! -f "$cache/src/pristine" ] || [ ! -d "$(cat "$cache/src/pristine")" ]; then
+	fail "no pristine tree ($cache/src/pristine)"
+	finish
+fi
+pristine=$(cat "$cache/src/pristine")
+
+# The series in order, and the three patches that must round-trip.
+mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/series")
+rt=()
+probe=
+for p in "${series[@]}"; do
+	case $p in
+	0001-* | 0002-* | 0003-*) rt+=("$p") ;;
+	0004-*) probe=$p ;;
+	esac
+done
+if [ ${#rt[@]} -ne 3 ] || [ -z "$probe" ]; then
+	fail "series must list 0001-*, 0002-*, 0003-* and 0004-* patches"
+	finish
+fi
+for p in "${series[@]}"; do
+	[ -f "$kc/$p" ] || { fail "series lists $p, which does not exist"; finish; }
+done
+
+mkdir -p "$cache"
+tmp=$(mktemp -d "$cache/roundtrip.XXXXXX") || { fail "mktemp under $cache"; finish; }
+trap 'rm -rf "$tmp"' EXIT
+tree=$tmp/linux
+cp -al "$pristine" "$tree" || { fail "cp -al $pristine"; finish; }
+
+files_of() { sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$@" | sort -u; }
+
+# Give every file any patch touches its own inode, so that nothing below
+# can write through a hard link into the pristine tree.
+while IFS= read -r f; do
+	if [ -f "$tree/$f" ]; then
+		cp -p "$tree/$f" "$tree/$f.rt-tmp" && mv -f "$tree/$f.rt-tmp" "$tree/$f"
+	fi
+done < <(files_of "${series[@]/#/$kc/}")
+
+apply() { # apply DESC PATCH [--dry-run]
+	local msg
+	if msg=$(patch -d "$tree" -p1 --fuzz=0 -N -s --no-backup-if-mismatch -r - "${@:3}" < "$kc/$2" 2>&1); then
+		ok "$1"
+	else
+		fail "$1: $(echo "$msg" | head -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+stack=
+for p in "${rt[@]}"; do
+	stack=${stack:+$stack+}${p%%-*}
+	apply "$p applies with --fuzz=0 (stack $stack)" "$p" || finish
+	apply "$probe applies with --fuzz=0 on top of $stack" "$probe" --dry-run
+	if [ "$p" = "${rt[0]}" ]; then
+		same=
+		for f in $(files_of "$kc/$p"); do
+			cmp -s "$tree/$f" "$pristine/$f" && same="$same $f"
+		done
+		if [ -z "$same" ]; then
+			ok "${p%%-*} changes every file it touches"
+		else
+			fail "${p%%-*} leaves unchanged:$same"
+		fi
+	fi
+done
+
+for f in $(files_of "${rt[@]/#/$kc/}"); do
+	if [ ! -e "$pristine/$f" ]; then
+		if [ -e "$tree/$f" ]; then
+			fail "$f: not in the pristine tree but left behind"
+		else
+			ok "$f: absent, as in the pristine tree"
+		fi
+	elif cmp -s "$tree/$f" "$pristine/$f"; then
+		ok "$f: identical to the pristine file"
+	else
+		fail "$f: differs from the pristine file"
+	fi
+done
+
+left=$(find "$tree" \( -name '*.orig' -o -name '*.rej' -o -name '*.rt-tmp' \) 2>/dev/null | head -n 3)
+if [ -z "$left" ]; then
+	ok "no .orig/.rej files left"
+else
+	fail "left behind: $left"
+fi
+
+if ! command -v perl >/dev/null; then
+	fail "perl not found: cannot run checkpatch.pl"
+else
+	for p in "${series[@]}"; do
+		out=$(cd "$pristine" && perl scripts/checkpatch.pl --strict --color=never "$kc/$p" 2>&1)
+		if echo "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks,'; then
+			ok "checkpatch --strict clean: $p"
+		else
+			fail "checkpatch --strict: $p: $(echo "$out" | grep -E '^(ERROR|WARNING|CHECK|total)' | head -n 5 | tr '\n' ' ')"
+		fi
+	done
+fi
+
+finish
