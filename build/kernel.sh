@@ -74,7 +74,7 @@ if [ "$(cat "$src/.rcuwb-src" 2>/dev/null)" != "$src_key" ]; then
 fi
 
 # Everything the kernel depends on; unchanged key + existing vmlinux = no work.
-build_key=$( { echo "$src_key"; cat "${frags[@]}"; gcc --version | head -n1; } | sha256sum | cut -c1-16)
+build_key=$( { echo "$src_key"; cat "${frags[@]}" "$0"; gcc --version | head -n1; } | sha256sum | cut -c1-16)
 if [ "$(cat "$out/.rcuwb-build" 2>/dev/null)" = "$build_key" ] && [ -f "$out/vmlinux" ] && [ -f "$vdir/build.json" ]; then
 	say "$variant: kernel up to date ($out/vmlinux)"
 	exit 0
@@ -82,11 +82,15 @@ fi
 
 mkdir -p "$out"
 export CCACHE_BASEDIR=$RCUWB_CACHE CCACHE_NOHASHDIR=1
+# Reproducible: the same sources and config give the same vmlinux whatever
+# the variant is called or when it is built (the A/A test relies on it).
+export KBUILD_BUILD_TIMESTAMP="@$(stat -c %Y "$RCUWB_TARBALL")" KBUILD_BUILD_USER=rcuwb \
+	KBUILD_BUILD_HOST=rcuwb KBUILD_BUILD_VERSION=1
 kmake() { make -s -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" "$@"; }
 say "$variant: configuring (tinyconfig + ${frags[*]##*/})"
-kmake tinyconfig >/dev/null
-(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null)
-kmake olddefconfig >/dev/null
+kmake tinyconfig >"$out/.tinyconfig.log" 2>&1 || die "$variant: make tinyconfig failed: see $out/.tinyconfig.log"
+(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >"$out/.merge.log" 2>&1) || die "$variant: merge_config.sh failed: see $out/.merge.log"
+kmake olddefconfig >"$out/.olddefconfig.log" 2>&1 || die "$variant: olddefconfig failed: see $out/.olddefconfig.log"
 bad=$("$top/build/kconfig-check.sh" "$out/.config" "${frags[@]}") ||
 	die "$variant: Kconfig options did not stick (a dependency is missing from the fragment?): $bad"
 

@@ -24,6 +24,8 @@ probe before 1 rcu_exp rcupdate.rcu_normal=1
 expect "before, rcu_normal=1: stage 1 synchronize_rcu_expedited deadlocks" "deadlock:stage 1 (dead-zone) synchronize_rcu_expedited did not return" "$(last "outcome || ':' || outcome_detail")"
 probe before 1 rcu_exp
 expect "before, rcu_normal=0: stage 1 synchronize_rcu_expedited returns" "ok" "$(last outcome)"
+probe before 1 tasks
+expect "before: stage 1 synchronize_rcu_tasks deadlocks (it waits for normal GPs)" "deadlock:stage 1 (dead-zone) synchronize_rcu_tasks did not return" "$(last "outcome || ':' || outcome_detail")"
 boot -k before -g normal,expedited --nwriters 1
 expect "before: rcuscale normal and expedited both measure" "ok:expedited:ok:normal" \
 	"$(q "SELECT group_concat(outcome || ':' || gp_mode, ':') FROM (SELECT * FROM runs WHERE variant='before' AND kind='rcuscale' ORDER BY gp_mode)")"
@@ -50,6 +52,6 @@ done
 boot -k after -g normal,expedited --nwriters 1
 expect "after: rcuscale normal and expedited both measure" "ok:expedited:ok:normal" \
 	"$(q "SELECT group_concat(outcome || ':' || gp_mode, ':') FROM (SELECT * FROM runs WHERE variant='after' AND kind='rcuscale' ORDER BY gp_mode)")"
-expect "the mid-boot table shows the two deadlocks" 2 "$("$rcuwb" -d "$db" summary --probes | grep -c 'DEADLOCK (')"
+expect "the mid-boot table shows the three deadlocks" 3 "$("$rcuwb" -d "$db" summary --probes | grep -c 'DEADLOCK (')"
 
 finish midboot
