@@ -47,10 +47,12 @@ runner: deps
 # expedited GPs, 3 runs each), then this run's table.
 bench: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="$(call matrix_variants,$(MATRIX))"
-	@since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
-	$(RCUWB) -d $(DB) run $(MATRIX) && \
+	@mkdir -p $(RESULTS); since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
+	/usr/bin/time -f "%M %e" -o $(RESULTS)/.bench-time $(RCUWB) -d $(DB) run $(MATRIX) && \
 	echo && echo "Grace-period latency of this run (rcuscale writer-duration samples, microseconds):" && \
-	$(RCUWB) -d $(DB) summary --since $$since
+	$(RCUWB) -d $(DB) summary --since $$since && \
+	read rss wall < $(RESULTS)/.bench-time && \
+	echo "runner: $$((rss / 1024)) MiB max resident over the matrix, $$wall s"
 
 # The mid-boot dead zone: every probe stage and primitive, before / midboot /
 # after, with and without rcu_normal, and the table of what happened.
@@ -64,6 +66,18 @@ midboot: deps libvirt initramfs runner
 # Statistics report of everything in the database (results/report/).
 report: runner
 	@$(RCUWB) -d $(DB) report --out $(RESULTS)/report
+
+# Pools of runs for measuring the gate's false-alarm and detection rates.
+gate-calibration: deps libvirt initramfs runner
+	@$(MAKE) -s kernel VARIANTS="after after-aa planted"
+	@$(RCUWB) -d $(DB) run perf-configs/gate-calibration.yaml
+	@Rscript stats/gate-calibration.R --db $(DB) --matrix gatecal --baseline after \
+		--aa after-aa --planted planted --n 5,8 --trials 200
+
+# RESULTS.md and stats/results/ from the database (after bench, midboot and
+# gate-calibration).
+results: runner
+	@stats/results.sh $(DB)
 
 check: deps libvirt runner initramfs
 	@$(MAKE) -s kernel VARIANTS="before midboot after"
@@ -84,4 +98,4 @@ check: deps libvirt runner initramfs
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report check clean
+.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report gate-calibration results check clean

@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(
 	# kernel tree and guest kernel build
-	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils ccache gawk
+	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils ccache gawk time
 	# guests: QEMU driven by libvirt
 	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev libxml2-dev libxml2-utils
 	# runner: host topology, results database, JSON, YAML, unit tests

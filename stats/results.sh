@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# stats/results.sh [DB]: regenerate RESULTS.md and stats/results/ (the full
+# report with its plots and CSVs) from a results database filled by
+# `make bench`, `make midboot` and `make gate-calibration`.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+db=${1:-$top/results/rcuwb.db}
+rcuwb=$top/runner/rcuwb
+out=$top/stats/results
+[ -r "$db" ] || { echo "results.sh: no database $db: run 'make bench midboot gate-calibration' first" >&2; exit 1; }
+q() { sqlite3 "$db" "$1"; }
+
+rm -rf "$out" && mkdir -p "$out"
+"$rcuwb" -q -d "$db" report --out "$out" --matrix quick,midboot --baseline before \
+	--candidate after,midboot --title "rcuwb: RCU grace periods before and after the mid-boot change" >/dev/null ||
+	{ echo "results.sh: rcuwb report failed" >&2; exit 1; }
+gate() { # gate ARGS...: the gate's text and its exit code
+	"$rcuwb" -d "$db" gate "$@" 2>&1
+	echo "(exit code $?)"
+}
+
+host=$(q "SELECT host || ', ' || host_pus || ' host PUs, QEMU ' || qemu_version || ', libvirt ' || libvirt_version FROM runs ORDER BY id DESC LIMIT 1")
+accel=$(q "SELECT group_concat(DISTINCT accel) FROM runs")
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+kernel=$(q "SELECT kernel_version || ', HZ=' || kconfig_hz || ', preempt=' || kconfig_preempt || ', NO_HZ=' || kconfig_nohz FROM runs ORDER BY id DESC LIMIT 1")
+span=$(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs")
+
+{
+cat <<EOT
+# rcuwb results
+
+Measured by rcuwb on **$host** ($cpu), guests under **${accel^^}**
+(this host's KVM cannot run a stock kernel; see \`../shared/machine-notes.md\`),
+guest kernel Linux $kernel, runs from $span.
+Regenerate with \`make results\` after \`make bench midboot gate-calibration\`.
+
+**Read these numbers as what they are.** Under TCG every guest instruction is
+emulated, so absolute latencies are not those of hardware; the host has 2 PUs,
+so a 4-vCPU guest is oversubscribed 2:1, which stalls expedited grace periods
+(they IPI every CPU and wait for a descheduled vCPU). Every table and plot of
+the full report ([stats/results/report.md](stats/results/report.md), HTML
+beside it) states the accelerator and oversubscription of its runs.
+
+## The mid-boot dead zone (\`make midboot\`, perf-configs/midboot.yaml)
+
+One boot per variant x \`rcu_normal\` x stage x primitive (2 vCPUs, watchdog 3 s):
+median latency of the synchronous grace-period call, or DEADLOCK when the
+probe's watchdog reported that it never returned. Stage 1 is the dead zone
+proper (an early_initcall before RCU's grace-period kthread exists), 2 RCU's
+kthreads up but still \`RCU_SCHEDULER_INIT\`, 3 runtime mode before the end of
+the in-kernel boot, 4 after boot.
+
+\`\`\`
+$("$rcuwb" -d "$db" summary --probes -M midboot)
+\`\`\`
+
+rcuscale in the same matrix (\`rcuwb summary -M midboot\`):
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M midboot)
+\`\`\`
+
+## Grace-period latency before and after (\`make bench\`, perf-configs/quick.yaml)
+
+All samples of a cell's ok runs pooled (\`rcuwb summary -M quick\`; the full
+report has per-run statistics with bootstrap CIs):
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M quick)
+\`\`\`
+
+## Regression gate
+
+\`rcuwb gate --baseline before --candidate after --matrix quick\`:
+
+\`\`\`
+$(gate --baseline before --candidate after --matrix quick)
+\`\`\`
+
+\`rcuwb gate --baseline after --candidate midboot --matrix midboot\` (midboot
+aborts rcuscale's normal-GP test, the bug seed 002 fixed):
+
+\`\`\`
+$(gate --baseline after --candidate midboot --matrix midboot)
+\`\`\`
+
+## How good is the gate? (\`make gate-calibration\`, perf-configs/gate-calibration.yaml)
+
+Pools of runs of a 1-vCPU guest (normal GPs, one writer): \`after\` against
+\`after-aa\`, which builds the byte-identical kernel (A/A: every flag is a false
+alarm), and against \`planted\`, which sleeps a known time in every grace
+period (\`rcutree.planted_gp_delay_us\`). Each trial gates n runs drawn per side
+from the pools.
+
+$(Rscript "$top/stats/gate-calibration.R" --db "$db" --matrix gatecal --baseline after --aa after-aa \
+	--planted planted --n 5,8 --trials 200 2>&1)
+
+## Plots
+
+![GP latency vs vCPUs](stats/results/plots/latency_vs_vcpus.svg)
+
+![Mid-boot outcomes](stats/results/plots/midboot_grid.svg)
+
+More in [stats/results/report.md](stats/results/report.md).
+EOT
+} > "$top/RESULTS.md"
+echo "results.sh: wrote RESULTS.md and $out"
