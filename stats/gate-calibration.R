@@ -56,15 +56,4 @@ caveat_line <- function(rt) {
           paste(unique(rt$host_pus), collapse = ","), max(rt$oversub, na.rm = TRUE))
 }
 
-status <- tryCatch(
-  calibration_main(commandArgs(trailingOnly = TRUE)),
-  rcuwb_usage = function(e) {
-    cat("rcuwb gate-calibration: ", conditionMessage(e), "\n", sep = "", file = stderr())
-    EXIT_USAGE
-  },
-  error = function(e) {
-    cat("rcuwb gate-calibration: internal error: ", conditionMessage(e), "\n", sep = "", file = stderr())
-    EXIT_INTERNAL
-  }
-)
-quit(save = "no", status = status)
+run_main("gate-calibration", calibration_main)

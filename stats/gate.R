@@ -76,15 +76,4 @@ gate_main <- function(args) {
   res$status
 }
 
-status <- tryCatch(
-  gate_main(commandArgs(trailingOnly = TRUE)),
-  rcuwb_usage = function(e) {
-    cat("rcuwb gate: ", conditionMessage(e), "\n", sep = "", file = stderr())
-    EXIT_USAGE
-  },
-  error = function(e) {
-    cat("rcuwb gate: internal error: ", conditionMessage(e), "\n", sep = "", file = stderr())
-    EXIT_INTERNAL
-  }
-)
-quit(save = "no", status = status)
+run_main("gate", gate_main)

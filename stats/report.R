@@ -69,15 +69,4 @@ report_main <- function(args) {
   0L
 }
 
-status <- tryCatch(
-  report_main(commandArgs(trailingOnly = TRUE)),
-  rcuwb_usage = function(e) {
-    cat("rcuwb report: ", conditionMessage(e), "\n", sep = "", file = stderr())
-    EXIT_USAGE
-  },
-  error = function(e) {
-    cat("rcuwb report: internal error: ", conditionMessage(e), "\n", sep = "", file = stderr())
-    EXIT_INTERNAL
-  }
-)
-quit(save = "no", status = status)
+run_main("report", report_main)

@@ -41,7 +41,7 @@ void console_free(struct console *c)
 {
 	free(c->samples);
 	free(c->probes);
-	free(c->line);
+	buf_free(&c->line);
 	console_init(c);
 }
 
@@ -327,25 +327,13 @@ int console_feed(struct console *c, const char *data, size_t len)
 		const char *nl = memchr(data, '\n', len);
 		size_t n = nl ? (size_t)(nl - data) : len;
 
-		if (c->line_len + n + 1 > c->line_cap) {
-			size_t cap = c->line_cap ? c->line_cap : 256;
-			char *l;
-
-			while (cap < c->line_len + n + 1)
-				cap *= 2;
-			l = realloc(c->line, cap);
-			if (!l)
-				return set_err("out of memory");
-			c->line = l;
-			c->line_cap = cap;
-		}
-		memcpy(c->line + c->line_len, data, n);
-		c->line_len += n;
+		if (buf_append(&c->line, data, n) < 0)
+			return -1;
 		if (!nl)
 			break;
-		if (parse_line(c, c->line, c->line_len) < 0)
+		if (parse_line(c, c->line.data, c->line.len) < 0)
 			return -1;
-		c->line_len = 0;
+		c->line.len = 0;
 		data += n + 1;
 		len -= n + 1;
 	}
@@ -356,9 +344,9 @@ int console_finish(struct console *c)
 {
 	int ret = 0;
 
-	if (c->line_len)
-		ret = parse_line(c, c->line, c->line_len);
-	c->line_len = 0;
+	if (c->line.len)
+		ret = parse_line(c, c->line.data, c->line.len);
+	c->line.len = 0;
 	return ret;
 }
 

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
+
 /* One rcuscale "writer-duration" line. */
 struct gp_sample {
 	int writer, seq;
@@ -51,10 +53,8 @@ struct console {
 	size_t nprobes, cap_probes;
 	bool probe_done;
 
-	/* incremental state */
-	char *line;
-	size_t line_len, line_cap;
-	bool failed;		/* out of memory */
+	/* incremental state: the line being read */
+	struct buf line;
 };
 
 void console_init(struct console *c);

@@ -135,3 +135,20 @@ check_known <- function(db, column, values, option) {
   }
   values
 }
+
+# Run an entry script's main(args) and exit with its status: one line on
+# stderr for bad input (EXIT_USAGE) or an internal error (EXIT_INTERNAL).
+run_main <- function(name, main) {
+  status <- tryCatch(
+    main(commandArgs(trailingOnly = TRUE)),
+    rcuwb_usage = function(e) {
+      cat("rcuwb ", name, ": ", conditionMessage(e), "\n", sep = "", file = stderr())
+      EXIT_USAGE
+    },
+    error = function(e) {
+      cat("rcuwb ", name, ": internal error: ", conditionMessage(e), "\n", sep = "", file = stderr())
+      EXIT_INTERNAL
+    }
+  )
+  quit(save = "no", status = status)
+}
