@@ -86,6 +86,7 @@ check: deps libvirt runner initramfs
 		$(MAKE) -s -C runner unit && \
 		runner/tests/kvm-recheck-parity.sh && \
 		kernel-changes/tests/roundtrip.sh && \
+		kernel-changes/tests/apply-failure.sh && \
 		Rscript stats/tests/run.R && \
 		runner/tests/integration.sh && \
 		runner/tests/matrix.sh && \

@@ -20,8 +20,9 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 variant=${1:?usage: kernel.sh VARIANT}
 [[ $variant =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "bad variant name '$variant' (letters, digits, . _ -)"
-vfile=$top/kernel-changes/variants/$variant
-[ -f "$vfile" ] || die "unknown variant '$variant': no file kernel-changes/variants/$variant (see kernel-changes/README.md)"
+changes=${RCUWB_CHANGES:-$top/kernel-changes}
+vfile=$changes/variants/$variant
+[ -f "$vfile" ] || die "unknown variant '$variant': no file $vfile (see kernel-changes/README.md)"
 read -r -a frags <<< "${RCUWB_KCONFIG:-$top/perf-configs/kconfig/base.config}"
 for f in "${frags[@]}"; do [ -r "$f" ] || die "Kconfig fragment $f not found"; done
 
@@ -38,9 +39,9 @@ while IFS= read -r line || [ -n "$line" ]; do
 	n=$((n + 1))
 	line=${line%%#*}; line=${line//[[:space:]]/}
 	[ -n "$line" ] || continue
-	[ -f "$top/kernel-changes/$line" ] ||
-		die "kernel-changes/variants/$variant:$n: no patch kernel-changes/$line"
-	patches+=("$top/kernel-changes/$line")
+	[ -f "$changes/$line" ] ||
+		die "$vfile:$n: no patch $changes/$line"
+	patches+=("$changes/$line")
 done < "$vfile"
 
 files_of() { # files a patch touches
@@ -53,9 +54,11 @@ if [ "$(cat "$src/.rcuwb-src" 2>/dev/null)" != "$src_key" ]; then
 	rm -rf "$src.new"
 	cp -al "$tree" "$src.new"
 	for p in "${patches[@]}"; do
-		if ! msg=$(patch -d "$src.new" -p1 --fuzz=0 -N -s --no-backup-if-mismatch -r - < "$p" 2>&1); then
+		if ! msg=$(patch -d "$src.new" -p1 --fuzz=0 -N --no-backup-if-mismatch -r - < "$p" 2>&1); then
 			rm -rf "$src.new"
-			die "kernel-changes/${p##*/} does not apply to Linux $ver: $(echo "$msg" | grep -m1 -E 'FAILED|malformed|Reversed|can.t find' || echo "$msg" | head -n1) (no tree was changed)"
+			# "patching file F" ... "Hunk #N FAILED at L." -> "F: Hunk #N FAILED at L"
+			where=$(echo "$msg" | awk '/^patching file /{f=$3} /FAILED at|malformed|Reversed|can.t find/{sub(/\.$/, ""); print f ": " $0; exit}')
+			die "${p##*/} does not apply to Linux $ver: ${where:-$(echo "$msg" | head -n1)} (no tree was changed; refresh the patch against the new tree)"
 		fi
 	done
 	# Files patched now or by the previous source get fresh inodes (new
