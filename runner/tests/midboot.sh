@@ -52,6 +52,6 @@ done
 boot -k after -g normal,expedited --nwriters 1
 expect "after: rcuscale normal and expedited both measure" "ok:expedited:ok:normal" \
 	"$(q "SELECT group_concat(outcome || ':' || gp_mode, ':') FROM (SELECT * FROM runs WHERE variant='after' AND kind='rcuscale' ORDER BY gp_mode)")"
-expect "the mid-boot table shows the three deadlocks" 3 "$("$rcuwb" -d "$db" summary --probes | grep -c 'DEADLOCK (')"
+expect "the mid-boot table shows the three deadlocks" 3 "$("$rcuwb" -d "$db" summary --probes | grep -oE 'DEADLOCK( |$)' | wc -l)"
 
 finish midboot
