@@ -71,7 +71,8 @@ report: runner
 gate-calibration: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after after-aa planted"
 	@$(RCUWB) -d $(DB) run perf-configs/gate-calibration.yaml
-	@Rscript stats/gate-calibration.R --db $(DB) --matrix gatecal --baseline after \
+	@$(RCUWB) -d $(DB) run perf-configs/gate-calibration-exp.yaml
+	@Rscript stats/gate-calibration.R --db $(DB) --matrix gatecal,gatecal-exp --baseline after \
 		--aa after-aa --planted planted --n 5,8 --trials 200
 
 # RESULTS.md and stats/results/ from the database (after bench, midboot and

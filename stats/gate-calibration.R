@@ -7,7 +7,8 @@
 #       --aa after-aa --planted planted [--n 5,8] [--trials 200]
 #       [--threshold 5%] [--alpha 0.05] [--out FILE.md]
 # The planted cells are those whose boot parameters set
-# rcutree.planted_gp_delay_us; the A/A cell is the one without.
+# rcutree.planted_gp_delay_us or rcutree.planted_exp_delay_us; the A/A cells
+# are those without.  --matrix takes a comma list.
 
 # stats/R/*.R, found next to this script
 source(file.path(local({
@@ -28,17 +29,19 @@ calibration_main <- function(args) {
   threshold <- as.numeric(sub("%$", "", o$threshold %||% "5")) / 100
   alpha <- as.numeric(o$alpha %||% "0.05")
   if (anyNA(n) || any(n < 2) || is.na(trials) || trials < 1) usage_error("bad --n or --trials")
-  runs <- read_runs(o$db, matrix = o$matrix)
+  matrices <- strsplit(o$matrix, ",", fixed = TRUE)[[1]]
+  runs <- read_runs(o$db, matrix = matrices)
   if (!nrow(runs)) usage_error("no runs of matrix '%s' in %s", o$matrix, o$db)
-  rt <- build_run_table(runs, run_stats(read_samples(o$db, matrix = o$matrix)))
+  rt <- build_run_table(runs, run_stats(read_samples(o$db, matrix = matrices)))
   cells <- unique(rt$cell[rt$kind == "rcuscale"])
-  planted <- cells[grepl("planted_gp_delay_us=", cells, fixed = TRUE)]
+  planted <- cells[grepl("planted_[a-z]+_delay_us=", cells)]
   plain <- setdiff(cells, planted)
-  delay <- sub(".*planted_gp_delay_us=([0-9]+).*", "\\1", planted)
+  delay <- sub(".*planted_[a-z]+_delay_us=([0-9]+).*", "\\1", planted)
+  kind <- ifelse(grepl("planted_exp_", planted, fixed = TRUE), "expedited", "normal")
   comparisons <- rbind(
     data.frame(label = sprintf("A/A: %s vs %s (same kernel)", o$baseline, o$aa),
                baseline = o$baseline, candidate = o$aa, cell = plain),
-    data.frame(label = sprintf("%s: +%s us per grace period", o$planted, delay),
+    data.frame(label = sprintf("%s: +%s us per %s GP", o$planted, delay, kind),
                baseline = rep(o$baseline, length(planted)),
                candidate = rep(o$planted, length(planted)), cell = planted)
   )

@@ -86,13 +86,17 @@ $(gate --baseline after --candidate midboot --matrix midboot)
 
 ## How good is the gate? (\`make gate-calibration\`, perf-configs/gate-calibration.yaml)
 
-Pools of runs of a 1-vCPU guest (normal GPs, one writer): \`after\` against
-\`after-aa\`, which builds the byte-identical kernel (A/A: every flag is a false
-alarm), and against \`planted\`, which sleeps a known time in every grace
-period (\`rcutree.planted_gp_delay_us\`). Each trial gates n runs drawn per side
-from the pools.
+Pools of 16 runs per variant and cell of a 1-vCPU guest (one rcuscale
+writer): \`after\` against \`after-aa\`, which builds the byte-identical kernel
+(A/A: every flag is a false alarm), and against \`planted\`, which adds a known
+delay to every grace period: \`rcutree.planted_gp_delay_us\` sleeps in the
+normal grace-period kthread, \`rcutree.planted_exp_delay_us\` spins in the
+expedited worker. Each trial gates n runs drawn per side from the pools.
+Normal grace periods end on scheduler ticks (4 ms at HZ=250), so a planted
+1.2 ms or 3 ms moves their latency by a whole tick, not by 10% or 25%: the
+10% and 25% slowdowns are the expedited cells (3 us and 7 us on about 28 us).
 
-$(Rscript "$top/stats/gate-calibration.R" --db "$db" --matrix gatecal --baseline after --aa after-aa \
+$(Rscript "$top/stats/gate-calibration.R" --db "$db" --matrix gatecal,gatecal-exp --baseline after --aa after-aa \
 	--planted planted --n 5,8 --trials 200 2>&1)
 
 ## Plots
