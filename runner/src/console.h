@@ -36,7 +36,7 @@ struct console {
 	bool test_complete;
 	int nerrors;		/* "!!!" lines */
 	char first_error[160];
-	bool aborted;		/* "All grace periods ... to measure!" */
+	bool aborted;		/* "All grace periods ... to measure!" before "Test complete" */
 	char abort_msg[96];
 
 	/* guest */

@@ -52,6 +52,13 @@ done
 boot -k after -g normal,expedited --nwriters 1
 expect "after: rcuscale normal and expedited both measure" "ok:expedited:ok:normal" \
 	"$(q "SELECT group_concat(outcome || ':' || gp_mode, ':') FROM (SELECT * FROM runs WHERE variant='after' AND kind='rcuscale' ORDER BY gp_mode)")"
+# after + rcu_normal: every GP is normal; the deferred check (seed 002) lets
+# the "expedited" test run and warns at its end: data, but not of the kind
+# asked for, so not ok.
+boot -k after -g expedited --nwriters 1 -b rcupdate.rcu_normal=1
+expect "after, rcu_normal=1: expedited rcuscale runs to the end and warns" \
+	"rcuscale-error:All grace periods normal, no expedited ones to measure!:1" \
+	"$(last "outcome || ':' || outcome_detail || ':' || (nsamples > 0)")"
 expect "the mid-boot table shows the three deadlocks" 3 "$("$rcuwb" -d "$db" summary --probes | grep -oE 'DEADLOCK( |$)' | wc -l)"
 
 finish midboot

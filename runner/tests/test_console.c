@@ -145,6 +145,21 @@ static void test_errors_and_abort(void **state)
 	console_free(&c);
 }
 
+/* 9683937df9eb: at cleanup the same message only warns. */
+static void test_deferred_check_warns(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[ 6.0] rcu-scale: Test complete\n"
+		 "[ 6.1] rcu-scale:!!! All grace periods normal, no expedited ones to measure!\n"
+		 "[ 6.2] rcu-scale:    0 writer-duration:     0 1500\n");
+	assert_false(c.aborted);
+	assert_int_equal(c.nerrors, 1);
+	assert_int_equal(c.nsamples, 1);
+	console_free(&c);
+}
+
 static void test_badness(void **state)
 {
 	struct console c;
@@ -237,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_nul_bytes),
 		cmocka_unit_test(test_awk_strtonum),
 		cmocka_unit_test(test_errors_and_abort),
+		cmocka_unit_test(test_deferred_check_warns),
 		cmocka_unit_test(test_badness),
 		cmocka_unit_test(test_guest_lines),
 		cmocka_unit_test(test_probe_lines),

@@ -132,6 +132,11 @@ static void test_classify(void **state)
 		 RUN_PROBE, END_EARLY, &r);
 	assert_int_equal(r.outcome, OUT_DEADLOCK);
 	assert_string_equal(r.detail, "stage 1 (dead-zone) synchronize_rcu did not return");
+	classify(GOOD "[ 6.2] rcu-scale: Test complete\n"
+		 "[ 6.3] rcu-scale:!!! All grace periods normal, no expedited ones to measure!\n",
+		 RUN_RCUSCALE, END_SHUTDOWN, &r);
+	assert_int_equal(r.outcome, OUT_RCUSCALE_ERROR);
+	assert_string_equal(r.detail, "All grace periods normal, no expedited ones to measure!");
 	classify("", RUN_RCUSCALE, END_START_FAILED, &r);
 	assert_int_equal(r.outcome, OUT_QEMU_FAILED);
 	classify("[ 0.4] smp: Brought up 2 nodes, 4 CPUs\n", RUN_RCUSCALE, END_SHUTDOWN, &r);
