@@ -11,7 +11,7 @@ out=$top/stats/results
 q() { sqlite3 "$db" "$1"; }
 
 rm -rf "$out" && mkdir -p "$out"
-"$rcuwb" -q -d "$db" report --out "$out" --matrix quick,midboot --baseline before \
+"$rcuwb" -q -d "$db" report --out "$out" --matrix quick,midboot,full-reduced --baseline before \
 	--candidate after,midboot --title "rcuwb: RCU grace periods before and after the mid-boot change" >/dev/null ||
 	{ echo "results.sh: rcuwb report failed" >&2; exit 1; }
 gate() { # gate ARGS...: the gate's text and its exit code
@@ -67,6 +67,16 @@ report has per-run statistics with bootstrap CIs):
 
 \`\`\`
 $("$rcuwb" -d "$db" summary -M quick)
+\`\`\`
+
+## Scaling with vCPUs and NUMA nodes (perf-configs/full-reduced.yaml)
+
+Every topology of \`perf-configs/full.yaml\` (1-16 vCPUs, 1/2/4 NUMA nodes),
+one run each for \`before\` and \`after\` (\`full.yaml\` itself has ten). On 2
+host PUs every guest above 2 vCPUs is oversubscribed (\`!\`), by up to 8:1:
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M full-reduced)
 \`\`\`
 
 ## Regression gate

@@ -231,7 +231,7 @@ static void print_row(const struct cell_row *r, json_object *arr)
 		json_object_array_add(arr, o);
 		return;
 	}
-	printf("%-8s %-8s %-26s %4d %4d %8zu", r->matrix, r->variant, r->cell, r->runs, r->ok, r->st.n);
+	printf("%-12s %-8s %-26s %4d %4d %8zu", r->matrix, r->variant, r->cell, r->runs, r->ok, r->st.n);
 	if (r->st.n)
 		printf(" %9.0f %9.0f %9.0f", r->st.p50, r->st.p90, r->st.p99);
 	else
@@ -285,7 +285,7 @@ int do_summary(int argc, char **argv)
 	sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, since, -1, SQLITE_STATIC);
 	if (!arr)
-		printf("%-8s %-8s %-26s %4s %4s %8s %9s %9s %9s  %-5s %5s\n", "matrix", "variant", "cell",
+		printf("%-12s %-8s %-26s %4s %4s %8s %9s %9s %9s  %-5s %5s\n", "matrix", "variant", "cell",
 		       "runs", "ok", "samples", "p50(us)", "p90(us)", "p99(us)", "accel", "oversub");
 	while (ret == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		struct cell_row r = {

@@ -46,8 +46,10 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
     ggplot2::aes(x = vcpus, y = y, colour = variant, group = line)
   }
   shown <- runs[paste(runs$cell, runs$variant) %in% paste(d$cell, d$variant), , drop = FALSE]
+  # lines only where a line has two or more points (ggplot2 notes the rest)
+  multi <- d[ave(seq_len(nrow(d)), d$line, FUN = length) > 1, , drop = FALSE]
   ggplot2::ggplot(d, aes_line) +
-    ggplot2::geom_line(position = dodge) +
+    ggplot2::geom_line(data = multi, position = dodge) +
     ggplot2::geom_point(position = dodge, size = 2) +
     ggplot2::geom_errorbar(ggplot2::aes(ymin = lo, ymax = hi), width = 0.1,
                            position = dodge, na.rm = TRUE) +
