@@ -8,7 +8,7 @@ db=${1:-$top/results/rcuwb.db}
 rcuwb=$top/runner/rcuwb
 out=$top/stats/results
 [ -r "$db" ] || { echo "results.sh: no database $db: run 'make bench midboot gate-calibration' first" >&2; exit 1; }
-q() { sqlite3 "$db" "$1"; }
+q() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
 
 rm -rf "$out" && mkdir -p "$out"
 "$rcuwb" -q -d "$db" report --out "$out" --matrix quick,midboot,full-reduced --baseline before \

@@ -17,7 +17,8 @@ check() {
 expect() {
 	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "got '$3', want '$2'"; fi
 }
-q() { sqlite3 "$db" "$1"; }
+# (a busy timeout: two queries may open the WAL database at the same moment)
+q() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
 last() { q "SELECT $1 FROM runs ORDER BY id DESC LIMIT 1"; }
 no_domains() { [ -z "$(virsh -c qemu:///system list --all --name | grep '^rcuwb-')" ]; }
 # a scratch directory removed at exit
