@@ -150,14 +150,30 @@ int write_file(const char *path, const void *data, size_t len)
 	return 0;
 }
 
+/* Streamed in chunks: a vmlinux is staged per run and need not sit in memory. */
 int copy_file(const char *from, const char *to)
 {
-	struct buf b = { 0 };
-	int ret = read_file(from, &b);
+	char chunk[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = 0;
+	ssize_t n;
 
-	if (ret == 0)
-		ret = write_file(to, b.data, b.len);
-	buf_free(&b);
+	if (in < 0)
+		return set_err("cannot open %s: %s", from, strerror(errno));
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return set_err("cannot create %s: %s", to, strerror(errno));
+	}
+	while ((n = read(in, chunk, sizeof(chunk))) > 0)
+		if (write(out, chunk, (size_t)n) != n) {
+			ret = set_err("cannot write %s: %s", to, strerror(errno));
+			break;
+		}
+	if (n < 0)
+		ret = set_err("cannot read %s: %s", from, strerror(errno));
+	if (close(out) < 0 && ret == 0)
+		ret = set_err("cannot write %s: %s", to, strerror(errno));
+	close(in);
 	return ret;
 }
 
