@@ -36,15 +36,15 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
   d$lo <- d[[paste0(metric, "_lo")]]
   d$hi <- d[[paste0(metric, "_hi")]]
   d$params <- cell_params_label(d$nwriters, d$nreaders, d$boot_params)
-  d$line <- interaction(d$variant, d$params, drop = TRUE)
+  d$matrix <- if (is.null(d$matrix)) "" else ifelse(is.na(d$matrix), "", d$matrix)
+  d$line <- interaction(d$variant, d$params, d$matrix, drop = TRUE)
   d$numa_nodes <- ifelse(is.na(d$numa_nodes), 1, d$numa_nodes)
   several_params <- length(unique(d$params)) > 1
+  several_matrices <- length(unique(d$matrix)) > 1
   dodge <- ggplot2::position_dodge(width = 0.12)
-  aes_line <- if (several_params) {
-    ggplot2::aes(x = vcpus, y = y, colour = variant, group = line, linetype = params)
-  } else {
-    ggplot2::aes(x = vcpus, y = y, colour = variant, group = line)
-  }
+  aes_line <- ggplot2::aes(x = vcpus, y = y, colour = variant, group = line)
+  if (several_params) aes_line$linetype <- quote(params)
+  if (several_matrices) aes_line$shape <- quote(matrix)
   shown <- runs[paste(runs$cell, runs$variant) %in% paste(d$cell, d$variant), , drop = FALSE]
   # lines only where a line has two or more points (ggplot2 notes the rest)
   multi <- d[ave(seq_len(nrow(d)), d$line, FUN = length) > 1, , drop = FALSE]
@@ -62,7 +62,7 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
       title = sprintf("Grace-period latency: median over runs of per-run %s", metric),
       subtitle = "error bars: 95% percentile-bootstrap CI over runs",
       x = "vCPUs", y = sprintf("%s GP latency", metric), colour = "variant",
-      linetype = "parameters",
+      linetype = "parameters", shape = "matrix",
       caption = plot_caption(shown)
     ) +
     ggplot2::theme_bw() +

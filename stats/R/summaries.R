@@ -23,8 +23,23 @@ build_run_table <- function(runs, stats) {
   scale <- rt$kind == "rcuscale"
   rt$usable <- scale & rt$outcome == "ok" & rt$n > 0
   rt$status <- ifelse(scale & rt$outcome == "ok" & rt$n == 0, "ok-no-samples", rt$outcome)
+  rt$cell <- qualify_shared_cells(rt$cell, rt$matrix)
   rownames(rt) <- NULL
   rt
+}
+
+# A cell measured by several matrices (quick and full both have
+# "v2-n1/normal/w-1-r0") is kept apart as "matrix:cell" in every summary,
+# comparison and gate: each matrix interleaves its own variants, so runs of
+# different matrices (hours or days apart) are not pooled or paired.  Cells
+# of one matrix keep their plain names.
+qualify_shared_cells <- function(cell, matrix) {
+  if (!length(cell)) return(cell)
+  m <- ifelse(is.na(matrix), "", matrix)
+  n_matrices <- tapply(m, cell, function(x) length(unique(x)))
+  shared <- cell %in% names(n_matrices)[n_matrices > 1]
+  cell[shared] <- paste0(m[shared], ":", cell[shared])
+  cell
 }
 
 # Median of each row of a numeric matrix without NAs (one global sort,
@@ -70,7 +85,7 @@ outcome_counts <- function(status) {
 summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
                             conf = 0.95, seed = 1) {
   rt <- run_table[run_table$kind == "rcuscale", , drop = FALSE]
-  keep <- c("gp_mode", "vcpus", "numa_nodes", "sockets", "cores", "threads",
+  keep <- c("matrix", "gp_mode", "vcpus", "numa_nodes", "sockets", "cores", "threads",
             "nwriters", "nreaders", "boot_params")
   if (nrow(rt) == 0) {
     out <- data.frame(cell = character(), variant = character())

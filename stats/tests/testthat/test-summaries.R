@@ -114,3 +114,27 @@ test_that("durations beyond 32 bits are read as exact doubles", {
   expect_type(s$duration_ns, "double")
   expect_equal(s$duration_ns, c(5e9, 6e9 + 1))
 })
+
+test_that("a cell measured by two matrices is kept apart as matrix:cell", {
+  p <- new_db()
+  cell <- "v2-n1/normal/w1-r0"
+  for (i in 1:3) {
+    add_run(p, "a", cell, samples_ns = samples_with_p50(100), rep = i, matrix = "quick")
+    add_run(p, "a", cell, samples_ns = samples_with_p50(900), rep = i, matrix = "full")
+  }
+  add_run(p, "a", "v8-n1/normal/w1-r0", samples_ns = samples_with_p50(5), matrix = "full")
+  rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
+  expect_setequal(unique(rt$cell), c("quick:v2-n1/normal/w1-r0", "full:v2-n1/normal/w1-r0",
+                                     "v8-n1/normal/w1-r0"))
+  cs <- summarise_cells(rt)
+  expect_equal(cs$p50_median[cs$cell == "quick:v2-n1/normal/w1-r0"], 100)
+  expect_equal(cs$p50_median[cs$cell == "full:v2-n1/normal/w1-r0"], 900)
+  expect_equal(cs$matrix[cs$cell == "v8-n1/normal/w1-r0"], "full")
+  # one matrix: names unchanged
+  rt1 <- build_run_table(read_runs(p, matrix = "quick"), run_stats(read_samples(p, matrix = "quick")))
+  expect_equal(unique(rt1$cell), cell)
+  expect_equal(qualify_shared_cells(character(), character()), character())
+  g <- plot_latency_vs_vcpus(cs, rt)
+  expect_equal(rlang::as_label(g$mapping$shape), "matrix")
+  expect_equal(length(unique(ggplot2::ggplot_build(g)$data[[2]]$shape)), 2)
+})
