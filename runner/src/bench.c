@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "common.h"
 #include "gpstats.h"
+#include "hostload.h"
 
 void bench_report_run(const struct job *j, int idx, int total)
 {
@@ -40,6 +41,10 @@ void bench_report_run(const struct job *j, int idx, int total)
 		}
 		json_object_object_add(o, "accel", json_object_new_string(j->env.accel));
 		json_object_object_add(o, "wall_s", json_object_new_double(j->env.ended - j->env.started));
+		json_object_object_add(o, "host_other_cpu", j->env.host_other >= 0 ?
+				       json_object_new_double(j->env.host_other) : NULL);
+		json_object_object_add(o, "host_busy",
+				       json_object_new_boolean(load_is_busy(j->env.host_other, j->env.host_pus)));
 		json_object_object_add(o, "run_dir", json_object_new_string(j->env.run_dir));
 		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
@@ -51,7 +56,11 @@ void bench_report_run(const struct job *j, int idx, int total)
 		info(" (%s)", j->result.detail);
 	if (st.n)
 		info(", %zu samples, p50 %.0f us p90 %.0f us p99 %.0f us", st.n, st.p50, st.p90, st.p99);
-	info(" [%s, %.1f s]\n", j->env.accel, j->env.ended - j->env.started);
+	info(" [%s, %.1f s]", j->env.accel, j->env.ended - j->env.started);
+	if (load_is_busy(j->env.host_other, j->env.host_pus))
+		info(" HOST BUSY: other processes used %.2f of %u PUs; not used by reports, "
+		     "--resume repeats it", j->env.host_other, j->env.host_pus);
+	info("\n");
 }
 
 int bench_open(struct bench *b, const struct kernel_build *k, const char *accel)

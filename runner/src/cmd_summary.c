@@ -9,12 +9,14 @@
 #include "common.h"
 #include "db.h"
 #include "gpstats.h"
+#include "hostload.h"
 
 static const char summary_help[] =
 	"Usage: rcuwb summary [--matrix NAME] [--variant NAME] [--since TIME] [--probes]\n"
 	"\n"
 	"One line per (matrix, variant, cell) of the results database: runs stored,\n"
-	"runs that ended ok, failures by outcome, rcuscale samples of the ok runs and\n"
+	"runs that ended ok, failures by outcome (host-busy: an ok run that other\n"
+	"processes on the host disturbed), rcuscale samples of the ok runs and\n"
 	"their p50/p90/p99 grace-period latency in microseconds (all samples of the\n"
 	"cell's ok runs pooled; nearest rank as kvm-recheck-rcuscale.sh), the\n"
 	"accelerator and the worst oversubscription (vCPUs per host PU; > 1 distorts\n"
@@ -170,20 +172,22 @@ struct cell_row {
 	struct gp_stats st;
 };
 
+#define STATUS HOST_BUSY_STATUS_SQL
+
 static const char groups_sql[] =
-	"SELECT matrix, variant, cell, COUNT(*), SUM(outcome = 'ok'), GROUP_CONCAT(DISTINCT accel),"
-	" MAX(oversub), (SELECT GROUP_CONCAT(o.n || ' ' || o.outcome, ', ') FROM"
-	"   (SELECT outcome, COUNT(*) AS n FROM runs r2 WHERE r2.matrix = runs.matrix AND"
-	"    r2.variant = runs.variant AND r2.cell = runs.cell AND r2.outcome <> 'ok'"
+	"SELECT matrix, variant, cell, COUNT(*), SUM(" STATUS " = 'ok'), GROUP_CONCAT(DISTINCT accel),"
+	" MAX(oversub), (SELECT GROUP_CONCAT(o.n || ' ' || o.status, ', ') FROM"
+	"   (SELECT " STATUS " AS status, COUNT(*) AS n FROM runs r2 WHERE r2.matrix = runs.matrix AND"
+	"    r2.variant = runs.variant AND r2.cell = runs.cell AND " STATUS " <> 'ok'"
 	"    AND (?3 IS NULL OR r2.started_at >= ?3)"
-	"    GROUP BY outcome) o)"
+	"    GROUP BY status) o)"
 	" FROM runs WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
 	" AND (?3 IS NULL OR started_at >= ?3)"
 	" GROUP BY matrix, variant, cell ORDER BY matrix, cell, variant";
 
 static const char samples_sql[] =
 	"SELECT s.duration_ns FROM samples s JOIN runs r ON s.run_id = r.id"
-	" WHERE r.matrix = ? AND r.variant = ? AND r.cell = ? AND r.outcome = 'ok'"
+	" WHERE r.matrix = ? AND r.variant = ? AND r.cell = ? AND " STATUS " = 'ok'"
 	" AND (?4 IS NULL OR r.started_at >= ?4)";
 
 static int cell_stats(sqlite3 *db, struct cell_row *row)
@@ -237,7 +241,7 @@ static void print_row(const struct cell_row *r, json_object *arr)
 	else
 		printf(" %9s %9s %9s", "-", "-", "-");
 	printf("  %-5s %4.1f%s%s%s\n", r->accel, r->oversub, r->oversub > 1 ? "!" : " ",
-	       r->failures[0] ? "  failed: " : "", r->failures);
+	       r->failures[0] ? "  not ok: " : "", r->failures);
 }
 
 int do_summary(int argc, char **argv)

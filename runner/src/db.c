@@ -15,8 +15,13 @@
 
 #include "common.h"
 #include "gpstats.h"
+#include "hostload.h"
 
-#define SCHEMA_VERSION 1
+/*
+ * 1: first release.
+ * 2: runs.host_other_cpu, the PUs other processes used during the run.
+ */
+#define SCHEMA_VERSION 2
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -29,7 +34,8 @@ static const char schema[] =
 	" host_pus INTEGER, pinned TEXT, oversub REAL, started_at TEXT, ended_at TEXT, wall_s REAL,"
 	" outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER, guest_nodes INTEGER,"
 	" boot_time_us INTEGER, gps INTEGER, batches INTEGER, nsamples INTEGER,"
-	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT, seed INTEGER, rerun_of INTEGER);"
+	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT, seed INTEGER, rerun_of INTEGER,"
+	" host_other_cpu REAL);"
 	"CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix, cell, variant);"
 	"CREATE TABLE IF NOT EXISTS samples ("
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -60,10 +66,41 @@ static int exec(sqlite3 *db, const char *sql)
 	return 0;
 }
 
-int db_open(const char *path, sqlite3 **db)
+static int user_version(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 	int version = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return version;
+}
+
+/* Create the schema, or bring an older one up to date; stored runs stay as they are. */
+static int migrate(sqlite3 *db)
+{
+	char sql[64];
+
+	if (exec(db, "BEGIN IMMEDIATE"))
+		return -1;
+	/* read again inside the transaction: another runner may have just migrated */
+	if (exec(db, schema) ||
+	    (user_version(db) == 1 && exec(db, "ALTER TABLE runs ADD COLUMN host_other_cpu REAL")))
+		goto fail;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+	if (exec(db, sql) || exec(db, "COMMIT"))
+		goto fail;
+	return 0;
+fail:
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int db_open(const char *path, sqlite3 **db)
+{
+	int version;
 
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		set_err("cannot open results database %s: %s", path, sqlite3_errmsg(*db));
@@ -72,10 +109,7 @@ int db_open(const char *path, sqlite3 **db)
 		return -1;
 	}
 	sqlite3_busy_timeout(*db, 10000);
-	if (sqlite3_prepare_v2(*db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	version = user_version(*db);
 	if (version > SCHEMA_VERSION) {
 		set_err("%s has schema version %d, newer than this rcuwb (%d): use a newer rcuwb",
 			path, version, SCHEMA_VERSION);
@@ -83,7 +117,7 @@ int db_open(const char *path, sqlite3 **db)
 		return -1;
 	}
 	if (exec(*db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;") ||
-	    exec(*db, schema) || exec(*db, "PRAGMA user_version=1")) {
+	    (version < SCHEMA_VERSION && migrate(*db))) {
 		char msg[1024];
 
 		snprintf(msg, sizeof(msg), "%s", last_err());
@@ -112,8 +146,8 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		" boot_params, cmdline, vcpus, sockets, cores, threads, numa_nodes, mem_mib, accel,"
 		" qemu_version, libvirt_version, host, host_pus, pinned, oversub, started_at, ended_at,"
 		" wall_s, outcome, outcome_detail, guest_cpus, guest_nodes, boot_time_us, gps, batches,"
-		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of, host_other_cpu)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	const struct kernel_build *k = s->kernel;
 	char t0[32], t1[32];
 	struct gp_stats gs;
@@ -195,6 +229,10 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 	sqlite3_bind_int64(st, i++, (sqlite3_int64)e->seed);
 	if (e->rerun_of > 0)
 		sqlite3_bind_int64(st, i++, e->rerun_of);
+	else
+		sqlite3_bind_null(st, i++);
+	if (e->host_other >= 0)
+		sqlite3_bind_double(st, i++, e->host_other);
 	else
 		sqlite3_bind_null(st, i++);
 	rc = sqlite3_step(st);
@@ -308,7 +346,8 @@ int db_has_run(sqlite3 *db, const char *matrix, const char *cell, const char *va
 
 	snprintf(r, sizeof(r), "%d", rep);
 	return int_query(db, "SELECT COUNT(*) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?"
-			 " AND rep = CAST(? AS INTEGER) AND outcome <> 'interrupted'", args, 4, 0) > 0;
+			 " AND rep = CAST(? AS INTEGER) AND " HOST_BUSY_STATUS_SQL
+			 " NOT IN ('interrupted', 'host-busy')", args, 4, 0) > 0;
 }
 
 double db_avg_wall(sqlite3 *db, const char *cell)

@@ -18,6 +18,7 @@ struct run_env {
 	unsigned host_pus;
 	char pinned[256];		/* host PUs the guest was pinned to, "" = none */
 	double oversub;			/* vCPUs per host PU available to the guest */
+	double host_other;		/* PUs other processes used meanwhile, -1 unknown */
 	double started, ended;		/* wall clock, seconds */
 	char run_dir[4096];
 	unsigned long long seed;	/* the matrix's cell-order seed */
@@ -49,7 +50,7 @@ int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r);
 int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *variant);
 /* Highest repetition stored for a matrix (0 = none). */
 int db_max_rep(sqlite3 *db, const char *matrix);
-/* Is (matrix, cell, variant, rep) stored, other than as interrupted? */
+/* Is (matrix, cell, variant, rep) stored, other than as interrupted or host-busy? */
 int db_has_run(sqlite3 *db, const char *matrix, const char *cell, const char *variant, int rep);
 /* Average wall time of stored runs of a cell (any variant), -1 if none. */
 double db_avg_wall(sqlite3 *db, const char *cell);

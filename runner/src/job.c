@@ -52,6 +52,16 @@ static const char *on_console(struct guest *g, const char *data, size_t len)
 	return run_early_verdict(&j->spec, &j->con);
 }
 
+/* Unknown (t = 0) when /proc cannot be read: the run goes on without it. */
+static void take_load(struct load_snap *s)
+{
+	char tag[24];
+
+	snprintf(tag, sizeof(tag), "-%d-", (int)getpid());
+	if (load_snapshot("/proc", (int)getpid(), tag, s) < 0)
+		memset(s, 0, sizeof(*s));
+}
+
 static int stage_files(struct job *j, char *kernel, char *initrd, size_t cap)
 {
 	if (path_fmt(j->stage_dir, sizeof(j->stage_dir), "%s/%s", stage_root(), j->guest.name) ||
@@ -110,6 +120,7 @@ int job_start(struct bench *b, struct job *j)
 	j->guest.timeout_s = j->spec.timeout_s;
 	j->guest.on_console = on_console;
 	j->guest.opaque = j;
+	take_load(&j->load0);
 	e->started = now_s();
 	return guest_start(&b->hv, &j->guest);
 }
@@ -133,6 +144,8 @@ static json_object *run_json(const struct job *j)
 	json_object_object_add(o, "accel", json_object_new_string(j->env.accel));
 	json_object_object_add(o, "host_pus", json_object_new_int((int)j->env.host_pus));
 	json_object_object_add(o, "oversub", json_object_new_double(j->env.oversub));
+	json_object_object_add(o, "host_other_cpu", j->env.host_other >= 0 ?
+			       json_object_new_double(j->env.host_other) : NULL);
 	iso_time(j->env.started, t);
 	json_object_object_add(o, "started_at", json_object_new_string(t));
 	json_object_object_add(o, "wall_s", json_object_new_double(j->env.ended - j->env.started));
@@ -235,8 +248,14 @@ int job_finish(struct bench *b, struct job *j)
 {
 	int kept = 0, stored = 0;
 
+	struct load_snap load1;
+
 	console_finish(&j->con);
 	j->env.ended = j->guest.ended ? j->guest.ended : now_s();
+	take_load(&load1);
+	j->env.host_other = load_other_pus(&j->load0, &load1);
+	load_snap_free(&load1);
+	load_snap_free(&j->load0);
 	run_classify(&j->spec, &j->con, j->guest.end, j->guest.end_detail, &j->result);
 	if (b->db)	/* stored even when the run directory cannot be written */
 		stored = db_store_run(b->db, &j->spec, &j->env, &j->con, &j->result, &j->id);
@@ -249,6 +268,7 @@ int job_finish(struct bench *b, struct job *j)
 void job_free(struct job *j)
 {
 	console_free(&j->con);
+	load_snap_free(&j->load0);
 	free(j->xml);
 	j->xml = NULL;
 }

@@ -9,6 +9,7 @@
 #include "db.h"
 #include "guest.h"
 #include "host.h"
+#include "hostload.h"
 #include "place.h"
 #include "run.h"
 
@@ -33,6 +34,7 @@ struct job {
 	char stage_dir[PATH_MAX];
 	char *xml;
 	struct run_result result;
+	struct load_snap load0;		/* other processes' CPU when the guest started */
 	int64_t id;
 };
 

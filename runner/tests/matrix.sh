@@ -59,6 +59,22 @@ check "the rerun runs are the deleted ones" test "$(tr ' ' '\n' <<< "$gone" | so
 check "matrix still complete" complete
 check "probe run classified ok (stage 4)" test "$(q "SELECT outcome FROM runs WHERE kind='probe' LIMIT 1")" = ok
 
+# A run that other work on the host disturbed is not a data point: the
+# runner stores how much CPU other processes took, and --resume repeats it.
+check "every run records the other processes' CPU" test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND host_other_cpu >= 0")" = 6
+busy=$(q "SELECT id FROM runs WHERE matrix='mt' AND kind='rcuscale' ORDER BY id LIMIT 1")
+q "UPDATE runs SET host_other_cpu = host_pus WHERE id=$busy"
+check "--resume plans the host-busy run again" grep -q '^1 runs' <<< "$("$rcuwb" -d "$db" run -n --resume "$work/mt.yaml")"
+check "summary counts it as host-busy" grep -q 'not ok: 1 host-busy' <<< "$("$rcuwb" -d "$db" summary -M mt)"
+
+# A database of schema 1 (before host_other_cpu) is brought up to date in
+# place, its runs untouched.
+cp "$db" "$work/v1.db"
+sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; PRAGMA user_version=1"
+"$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
+expect "schema 1 database migrated, runs kept" "2|6|0" \
+	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
+
 msg=$("$rcuwb" -d "$db" run /nonexistent.yaml 2>&1)
 check "missing matrix named" test "$msg" = "rcuwb: error: cannot open matrix /nonexistent.yaml: No such file or directory"
 printf 'variants: [%s]\ntopologies: [{vcpus: 0}]\n' "$variant" > "$work/bad.yaml"

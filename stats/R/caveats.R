@@ -3,7 +3,8 @@
 # Grace-period latency in a guest depends on the accelerator (TCG emulation
 # is far slower than KVM and its timing is not representative), on whether
 # vCPUs were oversubscribed on host PUs (then vCPU preemption by the host
-# inflates GP latency), and on the host's size.
+# inflates GP latency), on the host's size, and on other work on the host
+# (host-busy runs are named here and left out of every statistic).
 
 # Facts about a set of runs: accelerators, max oversubscription, host PUs.
 caveat_info <- function(runs) {
@@ -18,7 +19,8 @@ caveat_info <- function(runs) {
     max_oversub = max_ovs,
     oversubscribed = !is.na(max_ovs) && max_ovs > 1,
     host_pus = pus,
-    hosts = hosts
+    hosts = hosts,
+    host_busy = sum(host_busy(runs))
   )
 }
 
@@ -38,5 +40,9 @@ caveat_text <- function(runs) {
   }
   pus <- if (length(ci$host_pus)) paste(ci$host_pus, collapse = ",") else "unknown"
   hosts <- if (length(ci$hosts)) paste0(" (", paste(ci$hosts, collapse = ","), ")") else ""
-  sprintf("accel: %s | %s | host PUs: %s%s", accel, ovs, pus, hosts)
+  busy <- if (ci$host_busy > 0) {
+    sprintf(" | HOST BUSY: %d run%s left out (other processes used > %.0f%% of the host's PUs)",
+            ci$host_busy, if (ci$host_busy > 1) "s" else "", 100 * RCUWB_HOST_BUSY_SHARE)
+  } else ""
+  sprintf("accel: %s | %s | host PUs: %s%s%s", accel, ovs, pus, hosts, busy)
 }

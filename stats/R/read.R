@@ -17,6 +17,21 @@ RCUWB_HARD_FAILURES <- c(
   "rcuscale-error"
 )
 
+# A run is host-busy when processes other than rcuwb's own used more than
+# this share of the host's PUs while it ran (runs.host_other_cpu, schema 2):
+# its latencies measure the host's scheduler too, so it is not a data point.
+# The runner flags it with the same share (HOST_BUSY_SHARE in
+# runner/src/hostload.h) and `rcuwb run --resume` repeats it.
+RCUWB_HOST_BUSY_SHARE <- 0.05
+
+# TRUE for host-busy runs; NA host_other_cpu (older runs) counts as not busy.
+host_busy <- function(runs) {
+  if (!nrow(runs) || is.null(runs$host_other_cpu)) return(rep(FALSE, nrow(runs)))
+  other <- suppressWarnings(as.numeric(runs$host_other_cpu))
+  pus <- suppressWarnings(as.numeric(runs$host_pus))
+  !is.na(other) & !is.na(pus) & pus > 0 & other > RCUWB_HOST_BUSY_SHARE * pus
+}
+
 # Open `db` (a path or a connection) and call `fn(con)`; close it again if we
 # opened it.
 with_db <- function(db, fn) {

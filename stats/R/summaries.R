@@ -21,8 +21,10 @@ build_run_table <- function(runs, stats) {
   rt <- rt[order(rt$id), , drop = FALSE]
   rt$n[is.na(rt$n)] <- 0L
   scale <- rt$kind == "rcuscale"
-  rt$usable <- scale & rt$outcome == "ok" & rt$n > 0
-  rt$status <- ifelse(scale & rt$outcome == "ok" & rt$n == 0, "ok-no-samples", rt$outcome)
+  busy <- host_busy(rt)
+  rt$usable <- scale & rt$outcome == "ok" & rt$n > 0 & !busy
+  rt$status <- ifelse(rt$outcome == "ok" & busy, "host-busy",
+                      ifelse(scale & rt$outcome == "ok" & rt$n == 0, "ok-no-samples", rt$outcome))
   rt$cell <- qualify_shared_cells(rt$cell, rt$matrix)
   rownames(rt) <- NULL
   rt

@@ -14,7 +14,8 @@ RCUWB_SCHEMA <- c(
      threads INTEGER, numa_nodes INTEGER, mem_mib INTEGER, accel TEXT, qemu_version TEXT,
      libvirt_version TEXT, host TEXT, host_pus INTEGER, oversub REAL, started_at TEXT,
      ended_at TEXT, wall_s REAL, outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER,
-     guest_nodes INTEGER, boot_time_us INTEGER, gps INTEGER, batches INTEGER, run_dir TEXT)",
+     guest_nodes INTEGER, boot_time_us INTEGER, gps INTEGER, batches INTEGER, run_dir TEXT,
+     host_other_cpu REAL)",
   "CREATE TABLE samples(run_id INTEGER, writer INTEGER, seq INTEGER, duration_ns INTEGER)",
   "CREATE TABLE probes(run_id INTEGER, stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER,
      outcome TEXT, gp_exp INTEGER, gp_normal INTEGER)"
@@ -40,18 +41,19 @@ cell_columns <- function(cell) {
 add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
                     samples_ns = NULL, kind = "rcuscale", rep = 1L, matrix = "m1",
                     accel = "kvm", oversub = 0.5, host_pus = 8L, boot_params = "",
-                    detail = NA_character_, started_at = "2025-01-01T00:00:00Z") {
+                    detail = NA_character_, started_at = "2025-01-01T00:00:00Z",
+                    host_other_cpu = NA_real_) {
   cc <- cell_columns(cell)
   con <- DBI::dbConnect(RSQLite::SQLite(), path)
   on.exit(DBI::dbDisconnect(con))
   DBI::dbExecute(con, paste(
     "INSERT INTO runs(matrix, cell, rep, kind, variant, kernel_version, gp_mode, nwriters,",
     "nreaders, boot_params, vcpus, sockets, cores, threads, numa_nodes, accel, host, host_pus,",
-    "oversub, started_at, outcome, outcome_detail)",
-    "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, 'testhost', ?, ?, ?, ?, ?)"),
+    "oversub, started_at, outcome, outcome_detail, host_other_cpu)",
+    "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, 'testhost', ?, ?, ?, ?, ?, ?)"),
     params = list(matrix, cell, rep, kind, variant, cc$gp_mode, cc$nwriters, cc$nreaders,
                   boot_params, cc$vcpus, cc$vcpus, cc$numa_nodes, accel, host_pus, oversub,
-                  started_at, outcome, detail))
+                  started_at, outcome, detail, host_other_cpu))
   id <- DBI::dbGetQuery(con, "SELECT last_insert_rowid() AS id")$id
   if (length(samples_ns)) {
     DBI::dbExecute(con, "INSERT INTO samples(run_id, writer, seq, duration_ns) VALUES (?, ?, ?, ?)",

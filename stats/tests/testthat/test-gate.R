@@ -121,3 +121,23 @@ test_that("JUnit XML is well-formed with failure / error / skipped per cell", {
   expect_error(xml_well_formed("<a><b></a></b>"))
   expect_error(xml_well_formed("<a x=\"1 & 2\"/>"))
 })
+
+test_that("host-busy runs are left out: the gate counts them as missing and says why", {
+  p <- gate_db(base5, c(101, 99, 100, 103, 97))
+  # a sixth candidate run, 3x slower, while other work held 1.5 of 8 host PUs
+  add_run(p, "cand", "v4-n1/normal/w1-r0", samples_ns = samples_with_p50(300), rep = 6,
+          host_other_cpu = 1.5)
+  r <- gate(p, "stock", "cand")
+  expect_equal(r$status, 0L)
+  expect_equal(r$comparisons$n_new, 5)
+  expect_match(r$caveat_text, "HOST BUSY: 1 run left out")
+  # under the share (0.3 of 8 PUs < 5%): an ordinary run
+  add_run(p, "cand", "v4-n1/normal/w1-r0", samples_ns = samples_with_p50(101), rep = 7,
+          host_other_cpu = 0.3)
+  expect_equal(gate(p, "stock", "cand")$comparisons$n_new, 6)
+  rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
+  expect_equal(rt$status[rt$rep == 6 & rt$variant == "cand"], "host-busy")
+  expect_false(rt$usable[rt$rep == 6 & rt$variant == "cand"])
+  # a database from before schema 2 has no such column: nothing is busy
+  expect_equal(host_busy(data.frame(host_pus = c(2, 8))), c(FALSE, FALSE))
+})
