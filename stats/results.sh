@@ -10,13 +10,65 @@ out=$top/stats/results
 [ -r "$db" ] || { echo "results.sh: no database $db: run 'make bench midboot gate-calibration' first" >&2; exit 1; }
 q() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
 
+# The scaling study: perf-configs/full.yaml when it has been run, else its
+# reduced form (one run a cell).
+scaling=full-reduced
+[ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'full' AND outcome = 'ok'")" -gt 0 ] && scaling=full
+
 rm -rf "$out" && mkdir -p "$out"
-"$rcuwb" -q -d "$db" report --out "$out" --matrix quick,midboot,full-reduced --baseline before \
+"$rcuwb" -q -d "$db" report --out "$out" --matrix midboot,$scaling --baseline before \
 	--candidate after,midboot --title "rcuwb: RCU grace periods before and after the mid-boot change" >/dev/null ||
 	{ echo "results.sh: rcuwb report failed" >&2; exit 1; }
 gate() { # gate ARGS...: the gate's text and its exit code
 	"$rcuwb" -d "$db" gate "$@" 2>&1
 	echo "(exit code $?)"
+}
+
+scaling_section() {
+	local runs guest_s busy unknown
+	runs=$(q "SELECT COUNT(*) FROM runs WHERE matrix = '$scaling'")
+	guest_s=$(q "SELECT CAST(ROUND(SUM(wall_s)) AS INTEGER) FROM runs WHERE matrix = '$scaling'")
+	busy=$(q "SELECT COUNT(*) FROM runs WHERE matrix = '$scaling' AND outcome = 'ok' AND host_other_cpu > 0.05 * host_pus")
+	unknown=$(q "SELECT COUNT(*) FROM runs WHERE matrix = '$scaling' AND host_other_cpu IS NULL")
+	if [ "$scaling" = full ]; then
+		cat <<EOS
+## Scaling with vCPUs and NUMA nodes (perf-configs/full.yaml)
+
+Every topology of \`perf-configs/full.yaml\` (1-16 vCPUs, 1/2/4 NUMA nodes),
+normal and expedited grace periods, \`before\` and \`after\`, ten runs a cell:
+$runs runs stored, $guest_s s of guest time. On 2 host PUs every guest above
+2 vCPUs is oversubscribed (\`!\`), by up to 8:1, and its latencies say more
+about the host's scheduler than about RCU. $busy runs were host-busy (left
+out); $unknown runs were made before rcuwb recorded host load (schema 1).
+
+All samples of a cell's ok runs pooled (\`rcuwb summary -M full\`):
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M full)
+\`\`\`
+
+Per-run p50, median over runs with a CI, \`after\` against \`before\` in every
+cell (\`rcuwb gate --baseline before --candidate after --matrix full\`; Holm
+over all cells). The mid-boot change only alters boot-time behaviour, so no
+cell should move:
+
+\`\`\`
+$(gate --baseline before --candidate after --matrix full)
+\`\`\`
+EOS
+	else
+		cat <<EOS
+## Scaling with vCPUs and NUMA nodes (perf-configs/full-reduced.yaml)
+
+Every topology of \`perf-configs/full.yaml\` (1-16 vCPUs, 1/2/4 NUMA nodes),
+one run each for \`before\` and \`after\` (\`full.yaml\` itself has ten). On 2
+host PUs every guest above 2 vCPUs is oversubscribed (\`!\`), by up to 8:1:
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M full-reduced)
+\`\`\`
+EOS
+	fi
 }
 
 host=$(q "SELECT host || ', ' || host_pus || ' host PUs, QEMU ' || qemu_version || ', libvirt ' || libvirt_version FROM runs ORDER BY id DESC LIMIT 1")
@@ -32,7 +84,8 @@ cat <<EOT
 Measured by rcuwb on **$host** ($cpu), guests under **${accel^^}**
 (this host's KVM cannot run a stock kernel; see \`../shared/machine-notes.md\`),
 guest kernel Linux $kernel, runs from $span.
-Regenerate with \`make results\` after \`make bench midboot gate-calibration\`.
+Regenerate with \`make results\` after \`make bench midboot gate-calibration\` and
+\`make bench MATRIX=perf-configs/full.yaml\` (or \`full-reduced.yaml\`).
 
 **Read these numbers as what they are.** Under TCG every guest instruction is
 emulated, so absolute latencies are not those of hardware; the host has 2 PUs,
@@ -69,15 +122,7 @@ report has per-run statistics with bootstrap CIs):
 $("$rcuwb" -d "$db" summary -M quick)
 \`\`\`
 
-## Scaling with vCPUs and NUMA nodes (perf-configs/full-reduced.yaml)
-
-Every topology of \`perf-configs/full.yaml\` (1-16 vCPUs, 1/2/4 NUMA nodes),
-one run each for \`before\` and \`after\` (\`full.yaml\` itself has ten). On 2
-host PUs every guest above 2 vCPUs is oversubscribed (\`!\`), by up to 8:1:
-
-\`\`\`
-$("$rcuwb" -d "$db" summary -M full-reduced)
-\`\`\`
+$(scaling_section)
 
 ## Regression gate
 
