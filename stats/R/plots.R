@@ -86,14 +86,17 @@ ecdf_points <- function(d, max_points = 300) {
 # Per-cell ECDFs of the writer-duration samples, one thin line per usable
 # run (the unit of replication), coloured by variant; one facet per cell.
 # samples: read_samples() output; run_table: build_run_table() output.
-plot_ecdf <- function(samples, run_table) {
+# Runs share a budget of `total_points` step points (at least 15 and at most
+# 300 a run), so the plot's SVG stays small however many runs it shows.
+plot_ecdf <- function(samples, run_table, total_points = 8000) {
   u <- run_table[run_table$usable & run_table$kind == "rcuscale", , drop = FALSE]
   d <- samples[samples$run_id %in% u$id & !is.na(samples$duration_ns), , drop = FALSE]
   if (!nrow(d)) return(NULL)
   idx <- match(d$run_id, u$id)
   d$cell <- u$cell[idx]
   d$variant <- u$variant[idx]
-  d <- ecdf_points(d)
+  per_run <- floor(total_points / length(unique(d$run_id)))
+  d <- ecdf_points(d, max_points = max(15, min(300, per_run)))
   ggplot2::ggplot(d, ggplot2::aes(x = us, y = frac, colour = variant, group = run_id)) +
     ggplot2::geom_step(alpha = 0.6, linewidth = 0.4) +
     ggplot2::scale_x_log10(labels = time_labels,
