@@ -25,50 +25,37 @@ gate() { # gate ARGS...: the gate's text and its exit code
 }
 
 scaling_section() {
-	local runs guest_s busy unknown
+	local runs guest_s
 	runs=$(q "SELECT COUNT(*) FROM runs WHERE matrix = '$scaling'")
 	guest_s=$(q "SELECT CAST(ROUND(SUM(wall_s)) AS INTEGER) FROM runs WHERE matrix = '$scaling'")
-	busy=$(q "SELECT COUNT(*) FROM runs WHERE matrix = '$scaling' AND outcome = 'ok' AND host_other_cpu > 0.05 * host_pus")
-	unknown=$(q "SELECT COUNT(*) FROM runs WHERE matrix = '$scaling' AND host_other_cpu IS NULL")
-	if [ "$scaling" = full ]; then
-		cat <<EOS
-## Scaling with vCPUs and NUMA nodes (perf-configs/full.yaml)
+	cat <<EOS
+## Scaling with vCPUs and NUMA nodes (perf-configs/$scaling.yaml)
 
 Every topology of \`perf-configs/full.yaml\` (1-16 vCPUs, 1/2/4 NUMA nodes),
-normal and expedited grace periods, \`before\` and \`after\`, ten runs a cell:
+normal and expedited grace periods, \`before\` and \`after\`, $([ "$scaling" = full ] &&
+		echo "ten runs a cell" || echo "one run a cell (\`full.yaml\` itself has ten)"):
 $runs runs stored, $guest_s s of guest time. On 2 host PUs every guest above
 2 vCPUs is oversubscribed (\`!\`), by up to 8:1, and its latencies say more
-about the host's scheduler than about RCU. $busy runs were host-busy (left
-out); $unknown runs were made before rcuwb recorded host load (schema 1).
+about the host's scheduler than about RCU.
 
-All samples of a cell's ok runs pooled (\`rcuwb summary -M full\`):
+All samples of a cell's ok runs pooled (\`rcuwb summary -M $scaling\`):
 
 \`\`\`
-$("$rcuwb" -d "$db" summary -M full)
+$("$rcuwb" -d "$db" summary -M "$scaling")
 \`\`\`
+EOS
+	[ "$scaling" = full ] || return 0
+	cat <<EOS
 
 Per-run p50, median over runs with a CI, \`after\` against \`before\` in every
 cell (\`rcuwb gate --baseline before --candidate after --matrix full\`; Holm
-over all cells). The mid-boot change only alters boot-time behaviour, so no
-cell should move:
+over all cells; its caveat line counts the host-busy runs left out). The
+mid-boot change only alters boot-time behaviour, so no cell should move:
 
 \`\`\`
 $(gate --baseline before --candidate after --matrix full)
 \`\`\`
 EOS
-	else
-		cat <<EOS
-## Scaling with vCPUs and NUMA nodes (perf-configs/full-reduced.yaml)
-
-Every topology of \`perf-configs/full.yaml\` (1-16 vCPUs, 1/2/4 NUMA nodes),
-one run each for \`before\` and \`after\` (\`full.yaml\` itself has ten). On 2
-host PUs every guest above 2 vCPUs is oversubscribed (\`!\`), by up to 8:1:
-
-\`\`\`
-$("$rcuwb" -d "$db" summary -M full-reduced)
-\`\`\`
-EOS
-	fi
 }
 
 host=$(q "SELECT host || ', ' || host_pus || ' host PUs, QEMU ' || qemu_version || ', libvirt ' || libvirt_version FROM runs ORDER BY id DESC LIMIT 1")
