@@ -17,8 +17,8 @@ mkdir -p "$work/cache/src" "$work/changes/variants"
 cp "$cache/src/pristine" "$work/cache/src/pristine"
 cp "$kc"/0*.patch "$work/changes/"
 p2=$(ls "$work"/changes/0002-*.patch)
-# change a context line of the first hunk (lines starting with one space)
-awk 'BEGIN{done=0} /^@@/{h++} h==1 && !done && /^ [a-z]/ {sub(/^ /, " broken_"); done=1} {print}' "$p2" > "$p2.new" && mv "$p2.new" "$p2"
+# change the first context line of the first hunk (lines starting with one space)
+awk 'BEGIN{done=0} /^@@/{h++} h==1 && !done && /^ / {sub(/^ /, " broken_"); done=1} {print}' "$p2" > "$p2.new" && mv "$p2.new" "$p2"
 printf '%s\n' "$(basename "$(ls "$work"/changes/0001-*.patch)")" "$(basename "$p2")" > "$work/changes/variants/broken"
 before=$(find "$(cat "$cache/src/pristine")/kernel/rcu" -type f -newer "$work/cache/src/pristine" | wc -l)
 

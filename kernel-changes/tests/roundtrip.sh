@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # kernel-changes/tests/roundtrip.sh: check the kernel patch series.
 #
-#   1. 0001 + 0002 + 0003, applied in order with "patch -p1 --fuzz=0" to a
-#      fresh hard-linked copy of the pristine tree, give back every file
-#      they touch byte for byte (0001 must really change each of them, so
-#      that the comparison cannot pass vacuously).
-#   2. Every patch of the series applies with --fuzz=0 where the variants
-#      use it: 0001-0003 in order, and the probe patch (0004) on top of
-#      0001, of 0001+0002 and of 0001+0002+0003.
-#   3. scripts/checkpatch.pl --strict, run from the pristine tree, reports
+#   1. The release-semantics patches (the patches of variant "after" that
+#      change only files of the pristine tree: 0001-0006), applied in order
+#      with "patch -p1 --fuzz=0" to a fresh hard-linked copy of the
+#      pristine tree, give back every file they touch byte for byte (0001
+#      must really change each of them, so that the comparison cannot pass
+#      vacuously).
+#   2. Every variant of variants/ applies in order with --fuzz=0: the probe
+#      on each release stack, the planted delay on top of after.
+#   3. The series file lists every patch file, each subject says
+#      [PATCH n/N] with n its place in the series and N its length, and a
+#      patch that ports an upstream commit (a "Port of" note) keeps a
+#      From: and Signed-off-by: that are not rcuwb's.
+#   4. scripts/checkpatch.pl --strict, run from the pristine tree, reports
 #      0 errors, 0 warnings and 0 checks for every patch of the series.
 #
 # The pristine tree is never written to: the scratch copy is made with
@@ -36,22 +41,43 @@ if [ ! -f "$cache/src/pristine" ] || [ ! -d "$(cat "$cache/src/pristine")" ]; th
 fi
 pristine=$(cat "$cache/src/pristine")
 
-# The series in order, and the three patches that must round-trip.
+# The series in order; the round-trip patches are those of variant
+# "after" that create no file.
 mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/series")
-rt=()
-probe=
-for p in "${series[@]}"; do
-	case $p in
-	0001-* | 0002-* | 0003-*) rt+=("$p") ;;
-	0004-*) probe=$p ;;
-	esac
-done
-if [ ${#rt[@]} -ne 3 ] || [ -z "$probe" ]; then
-	fail "series must list 0001-*, 0002-*, 0003-* and 0004-* patches"
-	finish
-fi
 for p in "${series[@]}"; do
 	[ -f "$kc/$p" ] || { fail "series lists $p, which does not exist"; finish; }
+done
+variant_patches() { sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/variants/$1"; }
+rt=()
+while IFS= read -r p; do
+	grep -q '^--- /dev/null' "$kc/$p" || rt+=("$p")
+done < <(variant_patches after)
+if [ ${#rt[@]} -lt 2 ]; then
+	fail "variant after must list the release-semantics patches"
+	finish
+fi
+
+# Numbering, file list and authorship.
+n=${#series[@]}
+i=0
+for p in "${series[@]}"; do
+	i=$((i + 1))
+	subj=$(sed -n 's/^Subject: //p' "$kc/$p" | head -n 1)
+	case $subj in
+	"[PATCH $i/$n] "*) ok "$p is [PATCH $i/$n]" ;;
+	*) fail "$p: subject '$subj' is not [PATCH $i/$n]" ;;
+	esac
+	if grep -q '^\[ Port of' "$kc/$p"; then
+		from=$(sed -n 's/^From: //p' "$kc/$p" | head -n 1 | tr -d '"')
+		if [[ $from != *rcuwb* ]] && grep -q "^Signed-off-by: $from\$" "$kc/$p"; then
+			ok "$p keeps its upstream author and Signed-off-by ($from)"
+		else
+			fail "$p ports an upstream commit but From: is '$from' without its Signed-off-by"
+		fi
+	fi
+done
+for f in "$kc"/0*.patch; do
+	printf '%s\n' "${series[@]}" | grep -qx "${f##*/}" || fail "${f##*/} is not listed in series"
 done
 
 mkdir -p "$cache"
@@ -80,11 +106,30 @@ apply() { # apply DESC PATCH [--dry-run]
 	fi
 }
 
+# Every variant, on its own copy, with --fuzz=0.
+for v in "$kc"/variants/*; do
+	v=${v##*/}
+	vt=$tmp/v-$v
+	cp -al "$tree" "$vt" || { fail "cp -al for variant $v"; continue; }
+	msg=
+	while IFS= read -r p; do
+		[ -f "$kc/$p" ] || { msg="no patch $p"; break; }
+		while IFS= read -r f; do # own inodes before patching
+			[ -f "$vt/$f" ] && cp -p "$vt/$f" "$vt/$f.rt-tmp" && mv -f "$vt/$f.rt-tmp" "$vt/$f"
+		done < <(files_of "$kc/$p")
+		if ! out=$(patch -d "$vt" -p1 --fuzz=0 -N -s --no-backup-if-mismatch -r - < "$kc/$p" 2>&1); then
+			msg="$p: $(echo "$out" | head -n 2 | tr '\n' ' ')"
+			break
+		fi
+	done < <(variant_patches "$v")
+	if [ -z "$msg" ]; then ok "variant $v applies with --fuzz=0"; else fail "variant $v: $msg"; fi
+	rm -rf "$vt"
+done
+
 stack=
 for p in "${rt[@]}"; do
 	stack=${stack:+$stack+}${p%%-*}
 	apply "$p applies with --fuzz=0 (stack $stack)" "$p" || finish
-	apply "$probe applies with --fuzz=0 on top of $stack" "$probe" --dry-run
 	if [ "$p" = "${rt[0]}" ]; then
 		same=
 		for f in $(files_of "$kc/$p"); do
