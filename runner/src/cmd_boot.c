@@ -31,9 +31,13 @@ static const char boot_help[] =
 	"  -g, --gp MODES         normal, expedited or normal,expedited (default normal)\n"
 	"      --nwriters N --nreaders N --holdoff S   rcuscale parameters\n"
 	"                         (defaults: one writer per CPU, 0 readers, 3 s)\n"
-	"  -p, --probe STAGES     mid-boot probe at these stages (e.g. 1234) instead\n"
+	"  -p, --probe STAGES     mid-boot probe at these stages (0-4, e.g. 1 or 01234)\n"
+	"                         instead of rcuscale (whose writers then stay idle)\n"
 	"      --probe-prims LIST probe primitives (rcu,rcu_exp,srcu,srcu_exp,tasks)\n"
-	"      --watchdog S       probe watchdog (default 5)\n"
+	"      --probe-calls N    calls of each primitive per stage (default 1)\n"
+	"      --watchdog S       seconds before the probe reports a call hung (default 5);\n"
+	"                         a hung call without the probe's evidence of a deadlock\n"
+	"                         is waited for until --timeout\n"
 	"      --boot-only        boot to init and power off (topology check)\n"
 	"  -b, --append PARAMS    extra kernel parameters (e.g. rcupdate.rcu_normal=1)\n"
 	"  -r, --reps N           runs of each GP mode, interleaved (default 1)\n"
@@ -69,7 +73,7 @@ static int parse_gp(struct boot_opts *o, const char *val)
 static int parse_opts(int argc, char **argv, struct boot_opts *o)
 {
 	enum { O_SOCKETS = 256, O_CORES, O_THREADS, O_NWRITERS, O_NREADERS, O_HOLDOFF,
-	       O_PRIMS, O_WATCHDOG, O_BOOTONLY };
+	       O_PRIMS, O_WATCHDOG, O_CALLS, O_BOOTONLY };
 	static const struct option opts[] = {
 		{ "variant", required_argument, NULL, 'k' }, { "vcpus", required_argument, NULL, 'n' },
 		{ "numa", required_argument, NULL, 'N' }, { "mem", required_argument, NULL, 'm' },
@@ -84,6 +88,7 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 		{ "probe", required_argument, NULL, 'p' },
 		{ "probe-prims", required_argument, NULL, O_PRIMS },
 		{ "watchdog", required_argument, NULL, O_WATCHDOG },
+		{ "probe-calls", required_argument, NULL, O_CALLS },
 		{ "boot-only", no_argument, NULL, O_BOOTONLY },
 		{ "append", required_argument, NULL, 'b' }, { "reps", required_argument, NULL, 'r' },
 		{ "matrix", required_argument, NULL, 'M' }, { "help", no_argument, NULL, 'h' },
@@ -108,13 +113,14 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 		case O_NREADERS: ret = parse_int("--nreaders", optarg, -1, 1024, &s->nreaders); break;
 		case O_HOLDOFF: ret = parse_int("--holdoff", optarg, 0, 3600, &s->holdoff_s); break;
 		case 'p':
-			if (strspn(optarg, "1234") != strlen(optarg) || !*optarg || strlen(optarg) > 4)
-				return set_err("--probe '%s': give stage digits 1-4, e.g. 1 or 1234", optarg);
+			if (!run_probe_stages_ok(optarg))
+				return set_err("--probe '%s': give stage digits 0-4, e.g. 1 or 01234", optarg);
 			s->kind = RUN_PROBE;
 			snprintf(s->probe_stages, sizeof(s->probe_stages), "%s", optarg);
 			break;
 		case O_PRIMS: snprintf(s->probe_prims, sizeof(s->probe_prims), "%s", optarg); break;
 		case O_WATCHDOG: ret = parse_int("--watchdog", optarg, 1, 600, &s->probe_watchdog_s); break;
+		case O_CALLS: ret = parse_int("--probe-calls", optarg, 1, 100, &s->probe_calls); break;
 		case O_BOOTONLY: s->kind = RUN_BOOT; break;
 		case 'b':
 			if (strlen(optarg) >= sizeof(s->boot_params))

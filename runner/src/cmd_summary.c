@@ -10,6 +10,7 @@
 #include "db.h"
 #include "gpstats.h"
 #include "hostload.h"
+#include "probetab.h"
 
 static const char summary_help[] =
 	"Usage: rcuwb summary [--matrix NAME] [--variant NAME] [--since TIME] [--probes]\n"
@@ -24,145 +25,11 @@ static const char summary_help[] =
 	"(UTC, e.g. 2026-12-03T08:00:00Z).  'rcuwb report' does the statistics proper.\n"
 	"\n"
 	"--probes prints the mid-boot table instead: a line per variant x boot\n"
-	"parameters x stage, a column per primitive: median latency of the calls, or\n"
-	"DEADLOCK when the probe's watchdog reported a call that never returned.\n";
-
-static const char probes_sql[] =
-	"SELECT r.variant, r.boot_params, p.stage, p.point, p.prim, COUNT(*),"
-	" SUM(p.outcome = 'deadlock'), GROUP_CONCAT(p.duration_ns)"
-	" FROM probes p JOIN runs r ON p.run_id = r.id"
-	" WHERE (?1 IS NULL OR r.matrix = ?1) AND (?2 IS NULL OR r.variant = ?2)"
-	" AND (?3 IS NULL OR r.started_at >= ?3)"
-	" GROUP BY r.variant, r.boot_params, p.stage, p.prim"
-	" ORDER BY r.variant, r.boot_params, p.stage, p.prim";
-
-static int cmp_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of a comma list of integers (SQLite GROUP_CONCAT), -1 if empty. */
-static long long median_of(const char *list)
-{
-	long long v[256];
-	size_t n = 0;
-	char *end;
-
-	while (list && *list && n < 256) {
-		v[n++] = strtoll(list, &end, 10);
-		list = *end == ',' ? end + 1 : end;
-		if (end == list && *end != ',')
-			break;
-	}
-	if (!n)
-		return -1;
-	qsort(v, n, sizeof(v[0]), cmp_ll);
-	return v[(n - 1) / 2];
-}
-
-/* The probe's primitives, in the order of the table's columns. */
-static const char *const prim_cols[] = {
-	"synchronize_rcu", "synchronize_rcu_expedited", "synchronize_srcu",
-	"synchronize_srcu_expedited", "synchronize_rcu_tasks",
-};
-
-struct probe_row {
-	char variant[64], bp[256], point[16];
-	int stage;
-	char cell[ARRAY_SIZE(prim_cols)][24];
-};
-
-static void flush_row(struct probe_row *r)
-{
-	size_t i;
-
-	if (!r->stage)
-		return;
-	printf("%-9s %-22s %d %-10s", r->variant, r->bp[0] ? r->bp : "-", r->stage, r->point);
-	for (i = 0; i < ARRAY_SIZE(prim_cols); i++)
-		printf(" %12s", r->cell[i][0] ? r->cell[i] : "-");
-	printf("\n");
-	memset(r, 0, sizeof(*r));
-}
-
-static json_object *probe_json(sqlite3_stmt *st, long long med)
-{
-	json_object *o = json_object_new_object();
-	const char *bp = (const char *)sqlite3_column_text(st, 1);
-
-	json_object_object_add(o, "variant", json_object_new_string((const char *)sqlite3_column_text(st, 0)));
-	json_object_object_add(o, "boot_params", json_object_new_string(bp ? bp : ""));
-	json_object_object_add(o, "stage", json_object_new_int(sqlite3_column_int(st, 2)));
-	json_object_object_add(o, "point", json_object_new_string((const char *)sqlite3_column_text(st, 3)));
-	json_object_object_add(o, "prim", json_object_new_string((const char *)sqlite3_column_text(st, 4)));
-	json_object_object_add(o, "calls", json_object_new_int(sqlite3_column_int(st, 5)));
-	json_object_object_add(o, "deadlocks", json_object_new_int(sqlite3_column_int(st, 6)));
-	if (med >= 0)
-		json_object_object_add(o, "median_ns", json_object_new_int64(med));
-	return o;
-}
-
-/* One line per variant x boot parameters x stage, a column per primitive. */
-static int print_probes(sqlite3 *db, const char *matrix, const char *variant, const char *since)
-{
-	json_object *arr = json_output ? json_object_new_array() : NULL;
-	struct probe_row row = { 0 };
-	sqlite3_stmt *st;
-	int rows = 0;
-	size_t i;
-
-	if (sqlite3_prepare_v2(db, probes_sql, -1, &st, NULL) != SQLITE_OK)
-		return set_err("sqlite: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(st, 1, matrix, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, since, -1, SQLITE_STATIC);
-	if (!arr)
-		printf("%-9s %-22s %-12s %12s %12s %12s %12s %12s\n", "variant", "boot params", "stage",
-		       "rcu", "rcu_exp", "srcu", "srcu_exp", "tasks");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *v = (const char *)sqlite3_column_text(st, 0);
-		const char *bp = (const char *)sqlite3_column_text(st, 1);
-		const char *prim = (const char *)sqlite3_column_text(st, 4);
-		int stage = sqlite3_column_int(st, 2), hung = sqlite3_column_int(st, 6);
-		long long med = median_of((const char *)sqlite3_column_text(st, 7));
-
-		rows++;
-		if (arr) {
-			json_object_array_add(arr, probe_json(st, med));
-			continue;
-		}
-		bp = bp ? bp : "";
-		if (strcmp(row.variant, v) || strcmp(row.bp, bp) || row.stage != stage) {
-			flush_row(&row);
-			snprintf(row.variant, sizeof(row.variant), "%s", v);
-			snprintf(row.bp, sizeof(row.bp), "%s", bp);
-			snprintf(row.point, sizeof(row.point), "%s", (const char *)sqlite3_column_text(st, 3));
-			row.stage = stage;
-		}
-		for (i = 0; i < ARRAY_SIZE(prim_cols); i++) {
-			if (strcmp(prim, prim_cols[i]))
-				continue;
-			if (hung)
-				snprintf(row.cell[i], sizeof(row.cell[i]), "DEADLOCK");
-			else
-				snprintf(row.cell[i], sizeof(row.cell[i]), "%.3f ms", (double)med / 1e6);
-		}
-	}
-	flush_row(&row);
-	sqlite3_finalize(st);
-	if (arr) {
-		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
-		json_object_put(arr);
-	} else if (!rows) {
-		printf("(no mid-boot probe results stored)\n");
-	} else {
-		printf("(median latency of the calls that returned; DEADLOCK: the probe's watchdog "
-		       "reported the call never returned)\n");
-	}
-	return 0;
-}
+	"parameters x stage, a column per primitive: median [interquartile range] of\n"
+	"the latencies of the calls that returned, in ms, with boots/calls; or\n"
+	"DEADLOCK d/b when in d of b boots a call could never return, each with its\n"
+	"evidence (the probe found missing what the blocked boot task would create,\n"
+	"or the call did not return before the run's timeout) after the table.\n";
 
 struct cell_row {
 	const char *since;
@@ -276,7 +143,7 @@ int do_summary(int argc, char **argv)
 	if (probes) {
 		if (arr)
 			json_object_put(arr);
-		ret = print_probes(db, matrix, variant, since);
+		ret = probe_table_print(db, matrix, variant, since);
 		db_close(db);
 		return ret;
 	}

@@ -35,6 +35,7 @@ void console_init(struct console *c)
 	memset(c, 0, sizeof(*c));
 	c->smp_nodes = c->smp_cpus = -1;
 	c->boot_time_s = -1;
+	c->diag = -1;
 }
 
 void console_free(struct console *c)
@@ -198,38 +199,123 @@ static bool kv(const char *s, size_t len, const char *key, char *out, size_t cap
 	return true;
 }
 
-static int parse_probe(struct console *c, const char *s, size_t len)
+static struct probe_result *new_probe(struct console *c)
 {
-	struct probe_result r = { .ns = -1, .gp_exp = -1, .gp_normal = -1 };
+	if (c->nprobes == c->cap_probes) {
+		size_t cap = c->cap_probes ? 2 * c->cap_probes : 16;
+		struct probe_result *p = realloc(c->probes, cap * sizeof(*p));
+
+		if (!p) {
+			set_err("out of memory");
+			return NULL;
+		}
+		c->probes = p;
+		c->cap_probes = cap;
+	}
+	return &c->probes[c->nprobes++];
+}
+
+/* The HUNG entry a completion line belongs to, or NULL. */
+static struct probe_result *hung_entry(struct console *c, const struct probe_result *r)
+{
+	size_t i;
+
+	for (i = c->nprobes; i-- > 0;) {
+		struct probe_result *p = &c->probes[i];
+
+		if (p->hung && p->stage == r->stage && p->call == r->call && !strcmp(p->prim, r->prim))
+			return p;
+	}
+	return NULL;
+}
+
+static int kv_int(const char *s, size_t len, const char *key, int dflt)
+{
 	char v[32];
 
+	return kv(s, len, key, v, sizeof(v)) ? atoi(v) : dflt;
+}
+
+/* "diag end": decide whether the hung call's deadlock is certain. */
+static void end_diag(struct console *c)
+{
+	struct probe_result *p = &c->probes[c->diag];
+	bool kthread = !strcmp(p->needs, "gp_kthread");
+	/* "exp": an expedited GP; with no worker and work pending on rcu_gp_wq it was handed there */
+	bool worker = (!strcmp(p->needs, "wq_worker") || !strcmp(p->needs, "exp")) && p->wq_pending;
+
+	p->evidence = p->hung && p->caller_pid == 1 && p->stage <= 3 && p->missing == 1 &&
+		      (kthread || worker);
+	if (p->evidence)
+		snprintf(p->evidence_text, sizeof(p->evidence_text),
+			 "the boot task (pid 1) waits for %s, which does not exist and which only it would create",
+			 kthread ? "RCU's grace-period kthread" :
+				   "a workqueue worker to run the work pending on rcu_gp_wq");
+	c->diag = -1;
+	c->diag_wq = false;
+}
+
+/* A line of RCU's diagnostics after a HUNG line (not a probe line). */
+static void parse_diag(struct console *c, const char *s, size_t len)
+{
+	const char *p;
+
+	if ((p = find(s, len, "workqueue ")))
+		c->diag_wq = find(p, len - (size_t)(p - s), "workqueue rcu_gp:") != NULL;
+	else if (c->diag_wq && find(s, len, " pending:"))
+		c->probes[c->diag].wq_pending = true;
+}
+
+static int parse_probe(struct console *c, const char *s, size_t len)
+{
+	struct probe_result r = { .ns = -1, .gp_exp = -1, .gp_normal = -1, .missing = -1, .caller_pid = -1 };
+	struct probe_result *p;
+	char v[32];
+
+	if (find(s, len, " diag end")) {
+		if (c->diag >= 0)
+			end_diag(c);
+		return 0;
+	}
 	if (find(s, len, " done")) {
 		c->probe_done = true;
 		return 0;
 	}
+	if (find(s, len, " state stage="))
+		return 0;	/* the state at the start of a stage: in the log only */
 	r.hung = find(s, len, " HUNG ") != NULL;
 	if (!kv(s, len, "stage", v, sizeof(v)))
 		return 0;	/* not one of ours: ignore */
 	r.stage = atoi(v);
+	r.call = kv_int(s, len, "call", 1);
 	kv(s, len, "point", r.point, sizeof(r.point));
 	kv(s, len, "prim", r.prim, sizeof(r.prim));
 	kv(s, len, "sched", r.sched, sizeof(r.sched));
 	if (!r.hung && kv(s, len, "ns", v, sizeof(v)))
 		r.ns = strtoll(v, NULL, 10);
-	if (kv(s, len, "gp_exp", v, sizeof(v)))
-		r.gp_exp = atoi(v);
-	if (kv(s, len, "gp_normal", v, sizeof(v)))
-		r.gp_normal = atoi(v);
-	if (c->nprobes == c->cap_probes) {
-		size_t cap = c->cap_probes ? 2 * c->cap_probes : 16;
-		struct probe_result *p = realloc(c->probes, cap * sizeof(*p));
-
-		if (!p)
-			return set_err("out of memory");
-		c->probes = p;
-		c->cap_probes = cap;
+	r.skipped = find(s, len, " skipped=") != NULL;
+	r.gp_exp = kv_int(s, len, "gp_exp", -1);
+	r.gp_normal = kv_int(s, len, "gp_normal", -1);
+	if (r.hung) {
+		kv(s, len, "needs", r.needs, sizeof(r.needs));
+		r.missing = kv_int(s, len, "missing", -1);
+		r.caller_pid = kv_int(s, len, "caller_pid", -1);
+	} else if ((p = hung_entry(c, &r))) {
+		/* returned after its watchdog fired: slow, not hung */
+		p->hung = false;
+		p->slow = true;
+		p->evidence = false;
+		p->ns = r.ns;
+		p->gp_exp = r.gp_exp;
+		p->gp_normal = r.gp_normal;
+		snprintf(p->sched, sizeof(p->sched), "%s", r.sched);
+		return 0;
 	}
-	c->probes[c->nprobes++] = r;
+	if (!(p = new_probe(c)))
+		return -1;
+	*p = r;
+	if (r.hung)
+		c->diag = (long)(p - c->probes);
 	return 0;
 }
 
@@ -320,9 +406,12 @@ static int parse_line(struct console *c, const char *raw, size_t rawlen)
 			copy_text(c->abort_msg, sizeof(c->abort_msg), p, len - (size_t)(p - s));
 		}
 	}
-	if ((p = find(s, len, "midboot-probe:")))
+	if ((p = find(s, len, "midboot-probe:"))) {
 		if (parse_probe(c, p, len - (size_t)(p - s)) < 0)
 			return -1;
+	} else if (c->diag >= 0) {
+		parse_diag(c, s, len);
+	}
 	parse_guest_line(c, raw, rawlen, s, len);
 	return 0;
 }
@@ -367,12 +456,24 @@ int console_parse_file(struct console *c, const char *path)
 	return ret < 0 ? -1 : console_finish(c);
 }
 
-size_t console_hung(const struct console *c, const struct probe_result **first)
+static size_t count_probes(const struct console *c, bool need_evidence,
+			   const struct probe_result **first)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < c->nprobes; i++)
-		if (c->probes[i].hung && !n++ && first)
+		if (c->probes[i].hung && (!need_evidence || c->probes[i].evidence) &&
+		    !n++ && first)
 			*first = &c->probes[i];
 	return n;
+}
+
+size_t console_hung(const struct console *c, const struct probe_result **first)
+{
+	return count_probes(c, false, first);
+}
+
+size_t console_deadlocks(const struct console *c, const struct probe_result **first)
+{
+	return count_probes(c, true, first);
 }

@@ -16,13 +16,24 @@ struct gp_sample {
 
 enum badness_kind { BAD_WARNING, BAD_BUG, BAD_OOPS, BAD_PANIC, BAD_STALL, BAD_NR };
 
-/* One line of the mid-boot probe (kernel-changes/0004). */
+/*
+ * One call of the mid-boot probe (kernel-changes/0007): its completion line,
+ * or its HUNG line and RCU's diagnostics after it.
+ */
 struct probe_result {
-	int stage;
+	int stage, call;
 	char point[24], prim[40], sched[12];
-	bool hung;
+	bool hung;		/* reported HUNG and not returned (yet) */
+	bool slow;		/* reported HUNG, then returned: ns is its latency */
+	bool skipped;		/* not called: the primitive is not usable at this stage */
 	int64_t ns;		/* -1 when hung */
 	int gp_exp, gp_normal;	/* -1 when not printed */
+	/* from the HUNG line and the diagnostics that follow it */
+	char needs[16];		/* gp_kthread, wq_worker, exp */
+	int missing, caller_pid;	/* -1 when not printed */
+	bool wq_pending;	/* rcu_gp_wq showed pending work */
+	bool evidence;		/* the call can never return (see console_evidence) */
+	char evidence_text[160];
 };
 
 struct console {
@@ -52,6 +63,8 @@ struct console {
 	struct probe_result *probes;
 	size_t nprobes, cap_probes;
 	bool probe_done;
+	long diag;		/* index of the probe whose diagnostics are being read, -1 */
+	bool diag_wq;		/* inside the "workqueue rcu_gp:" block of those */
 
 	/* incremental state: the line being read */
 	struct buf line;
@@ -67,8 +80,16 @@ int console_finish(struct console *c);
 int console_parse_file(struct console *c, const char *path);
 
 const char *badness_name(enum badness_kind k);
-/* Number of probe calls that were reported hung. */
+/* Number of probe calls reported hung that never returned. */
 size_t console_hung(const struct console *c, const struct probe_result **first);
+/*
+ * Number of those whose deadlock is certain: the boot task (pid 1, stages
+ * 0-3) waits for a thing that only it would go on to create and that the
+ * probe found missing: RCU's grace-period kthread (a normal GP), or a
+ * workqueue worker (Tree SRCU, or an expedited GP that was not driven by
+ * its requester) for work that rcu_gp_wq's diagnostics showed pending.
+ */
+size_t console_deadlocks(const struct console *c, const struct probe_result **first);
 
 /* awk's string-to-number conversion of a field (exported for tests). */
 double awk_strtonum(const char *s, size_t len);

@@ -20,8 +20,11 @@
 /*
  * 1: first release.
  * 2: runs.host_other_cpu, the PUs other processes used during the run.
+ * 3: probes.call (which call of the stage and primitive) and
+ *    probes.evidence (why a deadlock is one); probe outcomes ok, slow,
+ *    hung, deadlock, skipped.
  */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -44,7 +47,7 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS probes ("
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
 	" stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER, outcome TEXT,"
-	" gp_exp INTEGER, gp_normal INTEGER, sched TEXT);"
+	" gp_exp INTEGER, gp_normal INTEGER, sched TEXT, call INTEGER, evidence TEXT);"
 	"CREATE INDEX IF NOT EXISTS probes_run ON probes(run_id);";
 
 const char *db_default_path(void)
@@ -82,12 +85,16 @@ static int user_version(sqlite3 *db)
 static int migrate(sqlite3 *db)
 {
 	char sql[64];
+	int v;
 
 	if (exec(db, "BEGIN IMMEDIATE"))
 		return -1;
 	/* read again inside the transaction: another runner may have just migrated */
+	v = user_version(db);
 	if (exec(db, schema) ||
-	    (user_version(db) == 1 && exec(db, "ALTER TABLE runs ADD COLUMN host_other_cpu REAL")))
+	    (v == 1 && exec(db, "ALTER TABLE runs ADD COLUMN host_other_cpu REAL")) ||
+	    (v >= 1 && v < 3 && exec(db, "ALTER TABLE probes ADD COLUMN call INTEGER;"
+				    "ALTER TABLE probes ADD COLUMN evidence TEXT")))
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
 	if (exec(db, sql) || exec(db, "COMMIT"))
@@ -262,15 +269,46 @@ static int insert_samples(sqlite3 *db, int64_t id, const struct console *c)
 	return 0;
 }
 
-static int insert_probes(sqlite3 *db, int64_t id, const struct console *c)
+/*
+ * A probe call's outcome: ok, slow (returned after its watchdog fired),
+ * deadlock (with the probe's evidence, or never returned before a run that
+ * was classified a deadlock for it timed out), hung (reported, never
+ * returned, no verdict).
+ */
+static const char *probe_outcome(const struct probe_result *p, const struct run_result *r,
+				 const char **evidence)
+{
+	*evidence = NULL;
+	if (p->skipped)
+		return "skipped";
+	if (p->slow)
+		return "slow";
+	if (!p->hung)
+		return "ok";
+	if (p->evidence) {
+		*evidence = p->evidence_text;
+		return "deadlock";
+	}
+	if (r->outcome == OUT_DEADLOCK) {
+		*evidence = "no return before the run's timeout";
+		return "deadlock";
+	}
+	return "hung";
+}
+
+static int insert_probes(sqlite3 *db, int64_t id, const struct console *c, const struct run_result *r)
 {
 	sqlite3_stmt *st;
 	size_t i;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO probes VALUES (?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "INSERT INTO probes (run_id, stage, point, prim, duration_ns, outcome,"
+			       " gp_exp, gp_normal, sched, call, evidence) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
 		return set_err("sqlite: %s", sqlite3_errmsg(db));
 	for (i = 0; i < c->nprobes; i++) {
 		const struct probe_result *p = &c->probes[i];
+		const char *evidence;
+		const char *outcome = probe_outcome(p, r, &evidence);
 
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, p->stage);
@@ -280,7 +318,7 @@ static int insert_probes(sqlite3 *db, int64_t id, const struct console *c)
 			sqlite3_bind_null(st, 5);
 		else
 			sqlite3_bind_int64(st, 5, p->ns);
-		bind_text(st, 6, p->hung ? "deadlock" : "ok");
+		bind_text(st, 6, outcome);
 		if (p->gp_exp >= 0)
 			sqlite3_bind_int(st, 7, p->gp_exp);
 		else
@@ -290,6 +328,11 @@ static int insert_probes(sqlite3 *db, int64_t id, const struct console *c)
 		else
 			sqlite3_bind_null(st, 8);
 		bind_text(st, 9, p->sched);
+		sqlite3_bind_int(st, 10, p->call);
+		if (evidence)
+			bind_text(st, 11, evidence);
+		else
+			sqlite3_bind_null(st, 11);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			sqlite3_finalize(st);
 			return set_err("sqlite: storing probe lines: %s", sqlite3_errmsg(db));
@@ -308,7 +351,7 @@ int db_store_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
 	if (insert_run(db, s, e, c, r))
 		goto fail;
 	*id = sqlite3_last_insert_rowid(db);
-	if (insert_samples(db, *id, c) || insert_probes(db, *id, c))
+	if (insert_samples(db, *id, c) || insert_probes(db, *id, c, r))
 		goto fail;
 	return exec(db, "COMMIT");
 fail:

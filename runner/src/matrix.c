@@ -327,7 +327,7 @@ static int parse_probe(struct ctx *c, yaml_node_t *n, struct matrix *m)
 	int i;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return err_at(c, n, "probe", "give {stages: [1, 2, 34], prims: [rcu, \"srcu,tasks\"], watchdog: S}");
+		return err_at(c, n, "probe", "give {stages: [0, 1, 234], prims: [rcu, \"srcu,tasks\"], calls: N, watchdog: S}");
 	FOR_PAIRS(c, n, k, v) {
 		const char *ks = scalar(k) ? scalar(k) : "?";
 
@@ -337,8 +337,8 @@ static int parse_probe(struct ctx *c, yaml_node_t *n, struct matrix *m)
 			for (i = 0; i < m->nprobes; i++) {
 				const char *s = scalar(items[i]);
 
-				if (!s || !*s || strlen(s) > 4 || strspn(s, "1234") != strlen(s))
-					return err_at(c, items[i], "probe.stages", "give stage digits 1-4, e.g. 1 or 234");
+				if (!s || !run_probe_stages_ok(s))
+					return err_at(c, items[i], "probe.stages", "give stage digits 0-4, e.g. 0, 1 or 234");
 				snprintf(m->probe_stages[i], sizeof(m->probe_stages[i]), "%s", s);
 			}
 		} else if (!strcmp(ks, "prims")) {
@@ -347,11 +347,14 @@ static int parse_probe(struct ctx *c, yaml_node_t *n, struct matrix *m)
 			for (i = 0; i < m->nprims; i++)
 				if (get_str(c, items[i], "probe.prims", m->probe_prims[i], sizeof(m->probe_prims[i])) < 0)
 					return -1;
+		} else if (!strcmp(ks, "calls")) {
+			if (get_int(c, v, "probe.calls", 1, 100, &m->probe_calls) < 0)
+				return -1;
 		} else if (!strcmp(ks, "watchdog")) {
 			if (get_int(c, v, "probe.watchdog", 1, 600, &m->probe_watchdog_s) < 0)
 				return -1;
 		} else {
-			return err_at(c, k, ks, "unknown probe key (stages, prims, watchdog)");
+			return err_at(c, k, ks, "unknown probe key (stages, prims, calls, watchdog)");
 		}
 	}
 	return 0;
@@ -435,6 +438,7 @@ int matrix_load(const char *path, struct matrix *m)
 	m->reps = 1;
 	m->timeout_s = 300;
 	m->probe_watchdog_s = 5;
+	m->probe_calls = 1;
 	m->nboot_params = 1;	/* one empty entry */
 	m->nprims = 1;		/* all primitives */
 	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -484,6 +488,7 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 		snprintf(s->probe_stages, sizeof(s->probe_stages), "%s", m->probe_stages[(p->mode - 2) / m->nprims]);
 		snprintf(s->probe_prims, sizeof(s->probe_prims), "%s", m->probe_prims[(p->mode - 2) % m->nprims]);
 		s->probe_watchdog_s = m->probe_watchdog_s;
+		s->probe_calls = m->probe_calls;
 	} else {
 		s->gp = p->mode ? GP_EXPEDITED : GP_NORMAL;
 	}

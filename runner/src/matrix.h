@@ -23,6 +23,7 @@ struct matrix {
 	char probe_prims[MATRIX_MAX][64];	/* "" = all primitives */
 	int nprims;
 	int probe_watchdog_s;
+	int probe_calls;
 	char boot_params[MATRIX_MAX][256];	/* a dimension: "" = none */
 	int nboot_params;
 	int nwriters, nreaders, holdoff_s, writer_holdoff_us;

@@ -34,7 +34,20 @@ void run_spec_init(struct run_spec *s)
 	s->nreaders = 0;
 	s->holdoff_s = 3;
 	s->probe_watchdog_s = 5;
+	s->probe_calls = 1;
 	s->timeout_s = 300;
+}
+
+bool run_probe_stages_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n || n > 5 || strspn(s, "01234") != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strchr(s + i + 1, s[i]))
+			return false;
+	return true;
 }
 
 void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
@@ -45,8 +58,9 @@ void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 	if (s->kind == RUN_BOOT)
 		snprintf(out, cap, "%s/boot", topo);
 	else if (s->kind == RUN_PROBE)
-		snprintf(out, cap, "%s/probe-%s%s%s%s%s", topo, s->probe_stages,
+		snprintf(out, cap, "%s/probe-%s%s%s%s%.0d%s%s", topo, s->probe_stages,
 			 s->probe_prims[0] ? "-" : "", s->probe_prims,
+			 s->probe_calls > 1 ? "-x" : "", s->probe_calls > 1 ? s->probe_calls : 0,
 			 s->boot_params[0] ? "/" : "", s->boot_params);
 	else
 		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%s", topo, gp_mode_name(s->gp),
@@ -62,16 +76,21 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 	/* boot-only guests: rcuscale waits an hour and never starts */
 	buf_printf(&b, "console=ttyS0 panic=-1 rcuscale.gp_exp=%d rcuscale.holdoff=%d rcuscale.nreaders=%d",
 		   s->gp == GP_EXPEDITED, s->kind == RUN_BOOT ? 3600 : s->holdoff_s, s->nreaders);
-	if (s->nwriters >= 0)
+	/* probe boots time the probe's calls alone: no rcuscale writers */
+	if (s->kind == RUN_PROBE)
+		buf_printf(&b, " rcuscale.nwriters=0");
+	else if (s->nwriters >= 0)
 		buf_printf(&b, " rcuscale.nwriters=%d", s->nwriters);
 	if (s->writer_holdoff_us > 0)
 		buf_printf(&b, " rcuscale.writer_holdoff=%d", s->writer_holdoff_us);
 	if (s->kind == RUN_BOOT) {
 		buf_printf(&b, " rcuscale.shutdown=0 rcuwb_poweroff");
 	} else if (s->kind == RUN_PROBE) {
-		/* the probe powers the guest off; rcuscale only runs alongside */
+		/* the probe powers the guest off; rcuscale is built in but idle */
 		buf_printf(&b, " rcuscale.shutdown=0 midboot.stages=%s midboot.watchdog_s=%d midboot.shutdown=1",
 			   s->probe_stages, s->probe_watchdog_s);
+		if (s->probe_calls > 1)
+			buf_printf(&b, " midboot.calls=%d", s->probe_calls);
 		if (s->probe_prims[0])
 			buf_printf(&b, " midboot.prims=%s", s->probe_prims);
 	} else {
@@ -90,8 +109,8 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 
 const char *run_early_verdict(const struct run_spec *s, const struct console *c)
 {
-	if (console_hung(c, NULL))
-		return "mid-boot probe reported a hung grace period";
+	if (console_deadlocks(c, NULL))
+		return "mid-boot probe: a grace period that can never complete";
 	if (s->kind == RUN_RCUSCALE && c->aborted && !c->nsamples)
 		return "rcuscale aborted";
 	if (c->bad_count[BAD_PANIC])
@@ -128,9 +147,14 @@ void run_classify(const struct run_spec *s, const struct console *c, enum guest_
 
 	if (end == END_START_FAILED)
 		return set_result(r, OUT_QEMU_FAILED, end_detail);
-	if (console_hung(c, &hung)) {
-		snprintf(why, sizeof(why), "stage %d (%s) %s did not return", hung->stage,
-			 hung->point, hung->prim);
+	if (console_deadlocks(c, &hung)) {
+		snprintf(why, sizeof(why), "stage %d (%s) %s did not return: %s", hung->stage,
+			 hung->point, hung->prim, hung->evidence_text);
+		return set_result(r, OUT_DEADLOCK, why);
+	}
+	if (console_hung(c, &hung) && end == END_TIMEOUT) {
+		snprintf(why, sizeof(why), "stage %d (%s) %s did not return within the run's %d s timeout",
+			 hung->stage, hung->point, hung->prim, s->timeout_s);
 		return set_result(r, OUT_DEADLOCK, why);
 	}
 	if (c->bad_count[BAD_PANIC] || c->bad_count[BAD_OOPS] || c->bad_count[BAD_BUG])

@@ -25,6 +25,7 @@ struct run_spec {
 	char probe_stages[8];		/* midboot.stages (RUN_PROBE) */
 	char probe_prims[64];		/* midboot.prims, "" = all */
 	int probe_watchdog_s;
+	int probe_calls;		/* midboot.calls: calls per stage and primitive */
 	char boot_params[512];		/* extra kernel parameters */
 	int timeout_s;
 };
@@ -52,6 +53,8 @@ struct run_result {
 };
 
 const char *outcome_name(enum outcome o);
+/* Whether s is a midboot.stages value: distinct stage digits 0-4, e.g. "1" or "01234". */
+bool run_probe_stages_ok(const char *s);
 const char *gp_mode_name(enum gp_mode g);
 
 /* Defaults: 2-vCPU flat guest, 512 MiB, normal GPs, kernel's writer count. */

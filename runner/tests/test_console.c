@@ -199,10 +199,13 @@ static void test_probe_lines(void **state)
 	const struct probe_result *first = NULL;
 
 	(void)state;
-	FEED(&c, "[ 0.1] midboot-probe: stage=2 point=kthreads prim=synchronize_rcu ns=4200 gp_exp=1 gp_normal=0 sched=init clock=local_clock\n"
+	FEED(&c, "[ 0.1] midboot-probe: state stage=2 point=kthreads caller=swapper/0 pid=1 cpus=2 gp_kthread=1 wq_workers=4 sched=init gp_exp=1 gp_normal=0\n"
+		 "[ 0.1] midboot-probe: stage=2 point=kthreads prim=synchronize_rcu ns=4200 gp_exp=1 gp_normal=0 sched=init clock=local_clock\n"
 		 "[ 5.1] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu_expedited after_s=5\n"
 		 "[ 9.0] midboot-probe: done\n");
 	assert_int_equal(c.nprobes, 2);
+	assert_int_equal(c.probes[0].call, 1);	/* no call=: the first */
+	assert_false(c.probes[0].skipped);
 	assert_int_equal(c.probes[0].stage, 2);
 	assert_string_equal(c.probes[0].point, "kthreads");
 	assert_string_equal(c.probes[0].prim, "synchronize_rcu");
@@ -214,7 +217,94 @@ static void test_probe_lines(void **state)
 	assert_int_equal(console_hung(&c, &first), 1);
 	assert_int_equal(first->stage, 1);
 	assert_string_equal(first->prim, "synchronize_rcu_expedited");
+	assert_int_equal(console_deadlocks(&c, NULL), 0);	/* a HUNG line alone is no verdict */
 	assert_true(c.probe_done);
+	console_free(&c);
+}
+
+/* A HUNG line, RCU's diagnostics, and whether they make the deadlock certain. */
+static void test_probe_evidence(void **state)
+{
+	struct console c;
+	const struct probe_result *first = NULL;
+
+	(void)state;
+	/* normal GP, no GP kthread, the boot task waits: certain */
+	FEED(&c, "[ 3.4] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu call=1 after_s=3 caller_pid=1 gp_kthread=0 wq_workers=2 needs=gp_kthread missing=1\n"
+		 "[ 3.4] rcu: rcu_preempt: wait state: RCU_GP_IDLE(0) ->state: 0x1ffff ->rt_priority 255\n"
+		 "[ 3.4] midboot-probe: diag end\n");
+	assert_int_equal(console_deadlocks(&c, &first), 1);
+	assert_int_equal(first->caller_pid, 1);
+	assert_string_equal(first->needs, "gp_kthread");
+	assert_non_null(strstr(first->evidence_text, "grace-period kthread"));
+	console_free(&c);
+
+	/* the same, but the verdict waits for the end of the diagnostics */
+	FEED(&c, "[ 3.4] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu call=1 after_s=3 caller_pid=1 gp_kthread=0 wq_workers=2 needs=gp_kthread missing=1\n");
+	assert_int_equal(console_deadlocks(&c, NULL), 0);
+	console_free(&c);
+
+	/* expedited GP handed to rcu_gp_wq before any worker exists: certain */
+	FEED(&c, "[ 3.4] midboot-probe: HUNG stage=0 point=pre-workqueues prim=synchronize_rcu_expedited call=1 after_s=3 caller_pid=1 gp_kthread=0 wq_workers=0 needs=exp missing=1\n"
+		 "[ 3.4] workqueue rcu_gp: flags=0x8\n"
+		 "[ 3.4]   pwq 0: cpus=0 node=0 flags=0x4 nice=0 active=1/256 refcnt=2\n"
+		 "[ 3.4]     pending: 0xffffffff81076cfe\n"
+		 "[ 3.4] midboot-probe: diag end\n");
+	assert_int_equal(console_deadlocks(&c, &first), 1);
+	assert_non_null(strstr(first->evidence_text, "rcu_gp_wq"));
+	console_free(&c);
+
+	/* no worker, but nothing pending on rcu_gp_wq: only suspected */
+	FEED(&c, "[ 3.4] midboot-probe: HUNG stage=0 point=pre-workqueues prim=synchronize_rcu_expedited call=1 after_s=3 caller_pid=1 gp_kthread=0 wq_workers=0 needs=exp missing=1\n"
+		 "[ 3.4] workqueue events: flags=0x0\n"
+		 "[ 3.4]     pending: 0xffffffff81000000\n"
+		 "[ 3.4] midboot-probe: diag end\n");
+	assert_int_equal(console_hung(&c, NULL), 1);
+	assert_int_equal(console_deadlocks(&c, NULL), 0);
+	console_free(&c);
+
+	/* the kthread exists, or the caller is not the boot task: no verdict */
+	FEED(&c, "[ 3.4] midboot-probe: HUNG stage=2 point=kthreads prim=synchronize_rcu call=1 after_s=3 caller_pid=1 gp_kthread=1 wq_workers=4 needs=gp_kthread missing=0\n"
+		 "[ 3.4] midboot-probe: diag end\n"
+		 "[ 9.4] midboot-probe: HUNG stage=4 point=after-boot prim=synchronize_rcu call=2 after_s=3 caller_pid=77 gp_kthread=0 wq_workers=4 needs=gp_kthread missing=1\n"
+		 "[ 9.4] midboot-probe: diag end\n");
+	assert_int_equal(console_hung(&c, NULL), 2);
+	assert_int_equal(console_deadlocks(&c, NULL), 0);
+	console_free(&c);
+}
+
+/* A primitive the probe could not call at a stage is skipped, not ok. */
+static void test_probe_skipped(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[ 0.3] midboot-probe: stage=0 point=pre-workqueues prim=synchronize_rcu_tasks skipped=not-initialized\n");
+	assert_int_equal(c.nprobes, 1);
+	assert_true(c.probes[0].skipped);
+	assert_int_equal(c.probes[0].ns, -1);
+	assert_int_equal(console_hung(&c, NULL), 0);
+	console_free(&c);
+}
+
+/* A call that returns after its watchdog fired is slow, with its latency. */
+static void test_probe_slow(void **state)
+{
+	struct console c;
+
+	(void)state;
+	FEED(&c, "[ 3.4] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu call=1 after_s=3 caller_pid=1 gp_kthread=0 wq_workers=2 needs=gp_kthread missing=1\n"
+		 "[ 3.4] midboot-probe: diag end\n"
+		 "[ 4.0] midboot-probe: stage=1 point=dead-zone prim=synchronize_rcu call=1 ns=3600000000 gp_exp=0 gp_normal=0 sched=init clock=local_clock\n"
+		 "[ 4.0] midboot-probe: stage=1 point=dead-zone prim=synchronize_rcu call=2 ns=1000 gp_exp=0 gp_normal=0 sched=init clock=local_clock\n");
+	assert_int_equal(c.nprobes, 2);
+	assert_true(c.probes[0].slow);
+	assert_false(c.probes[0].hung);
+	assert_false(c.probes[0].evidence);
+	assert_int_equal(c.probes[0].ns, 3600000000LL);
+	assert_int_equal(c.probes[1].call, 2);
+	assert_false(c.probes[1].slow);
+	assert_int_equal(console_hung(&c, NULL), 0);
 	console_free(&c);
 }
 
@@ -256,6 +346,9 @@ int main(void)
 		cmocka_unit_test(test_badness),
 		cmocka_unit_test(test_guest_lines),
 		cmocka_unit_test(test_probe_lines),
+		cmocka_unit_test(test_probe_evidence),
+		cmocka_unit_test(test_probe_slow),
+		cmocka_unit_test(test_probe_skipped),
 		cmocka_unit_test(test_real_log),
 	};
 	RUN_UNIT_TESTS("console", tests);

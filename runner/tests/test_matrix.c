@@ -73,7 +73,9 @@ static void test_errors(void **state)
 		     "3: modes: give normal and/or expedited");
 	expect_error("topologies: [{vcpus: 2}]\n", "1: variants: missing: list the kernel variants to run");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nprobe: {stages: [\"15\"]}\n",
-		     "3: probe.stages: give stage digits 1-4, e.g. 1 or 234");
+		     "3: probe.stages: give stage digits 0-4, e.g. 0, 1 or 234");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nprobe: {stages: [\"0\"], calls: 0}\n",
+		     "3: probe.calls: give a whole number from 1 to 100");
 	expect_error("variants: [a]\ntopologies:\n - vcpus: 4\n   cells: [{cpus: 1-3}, {cpus: 0}]\n",
 		     "4: cells[0]: cells must cover vCPUs 0.. in contiguous ranges, in order");
 	expect_error("variants: [a b]\ntopologies: [{vcpus: 2}]\n",

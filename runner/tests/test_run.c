@@ -80,8 +80,24 @@ static void test_cmdline_and_cell(void **state)
 	snprintf(s.probe_stages, sizeof(s.probe_stages), "12");
 	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
 	assert_non_null(strstr(buf, " rcuscale.shutdown=0 midboot.stages=12 midboot.watchdog_s=5 midboot.shutdown=1"));
+	/* probe boots run no rcuscale writers, whatever nwriters says */
+	assert_non_null(strstr(buf, " rcuscale.nwriters=0 "));
+	assert_null(strstr(buf, "rcuscale.nwriters=2"));
+	assert_null(strstr(buf, "midboot.calls"));
 	run_cell_key(&s, buf, sizeof(buf));
 	assert_string_equal(buf, "v2-n1/probe-12/rcupdate.rcu_normal=1");
+	s.probe_calls = 3;
+	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
+	assert_non_null(strstr(buf, " midboot.calls=3"));
+	run_cell_key(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "v2-n1/probe-12-x3/rcupdate.rcu_normal=1");
+	s.probe_calls = 1;
+	assert_true(run_probe_stages_ok("01234"));
+	assert_true(run_probe_stages_ok("0"));
+	assert_false(run_probe_stages_ok(""));
+	assert_false(run_probe_stages_ok("5"));
+	assert_false(run_probe_stages_ok("11"));
+	assert_false(run_probe_stages_ok("012345"));
 
 	s.kind = RUN_BOOT;
 	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
@@ -128,10 +144,20 @@ static void test_classify(void **state)
 	classify("[ 0.7] rcu-scale:!!! All grace periods expedited, no normal ones to measure!\n",
 		 RUN_RCUSCALE, END_EARLY, &r);
 	assert_int_equal(r.outcome, OUT_RCUSCALE_ABORTED);
-	classify(GOOD "[ 0.1] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu after_s=5\n",
+	classify(GOOD "[ 0.1] midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu call=1 after_s=5 caller_pid=1 gp_kthread=0 wq_workers=2 needs=gp_kthread missing=1\n"
+		 "[ 0.1] midboot-probe: diag end\n",
 		 RUN_PROBE, END_EARLY, &r);
 	assert_int_equal(r.outcome, OUT_DEADLOCK);
-	assert_string_equal(r.detail, "stage 1 (dead-zone) synchronize_rcu did not return");
+	assert_string_equal(r.detail, "stage 1 (dead-zone) synchronize_rcu did not return: the boot task (pid 1) "
+			    "waits for RCU's grace-period kthread, which does not exist and which only it would create");
+	/* hung without evidence: a deadlock only once the run's timeout passed */
+	classify(GOOD "[ 0.1] midboot-probe: HUNG stage=2 point=kthreads prim=synchronize_rcu call=1 after_s=5 caller_pid=1 gp_kthread=1 wq_workers=2 needs=gp_kthread missing=0\n",
+		 RUN_PROBE, END_TIMEOUT, &r);
+	assert_int_equal(r.outcome, OUT_DEADLOCK);
+	assert_string_equal(r.detail, "stage 2 (kthreads) synchronize_rcu did not return within the run's 300 s timeout");
+	classify(GOOD "[ 0.1] midboot-probe: HUNG stage=2 point=kthreads prim=synchronize_rcu call=1 after_s=5 caller_pid=1 gp_kthread=1 wq_workers=2 needs=gp_kthread missing=0\n",
+		 RUN_PROBE, END_CRASHED, &r);
+	assert_int_equal(r.outcome, OUT_CRASH);
 	classify(GOOD "[ 6.2] rcu-scale: Test complete\n"
 		 "[ 6.3] rcu-scale:!!! All grace periods normal, no expedited ones to measure!\n",
 		 RUN_RCUSCALE, END_SHUTDOWN, &r);
@@ -162,6 +188,16 @@ static void test_early_verdict(void **state)
 	s.kind = RUN_PROBE;	/* the probe outlives an rcuscale abort */
 	assert_null(run_early_verdict(&s, &c));
 	console_feed(&c, "midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu after_s=5\n", 76);
+	assert_null(run_early_verdict(&s, &c));	/* suspected only: wait */
+	console_free(&c);
+	console_init(&c);
+	{
+		static const char evid[] = "midboot-probe: HUNG stage=1 point=dead-zone prim=synchronize_rcu call=1 "
+			"after_s=3 caller_pid=1 gp_kthread=0 wq_workers=2 needs=gp_kthread missing=1\n"
+			"midboot-probe: diag end\n";
+
+		console_feed(&c, evid, sizeof(evid) - 1);
+	}
 	assert_non_null(run_early_verdict(&s, &c));
 	console_free(&c);
 }
