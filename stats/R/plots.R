@@ -114,12 +114,16 @@ plot_ecdf <- function(samples, run_table, total_points = 8000) {
 }
 
 # Aggregate probes to one tile per variant x rcu_normal x stage x primitive:
-# median latency over runs (us) and deadlock count.
+# boots (runs) and calls, boots in which a call deadlocked, calls hung without
+# a verdict, slow or skipped, and the median and quartiles (us, nearest rank)
+# of the calls that returned. Boots, not calls, are the unit of replication.
 midboot_cells <- function(probes) {
   if (!nrow(probes)) {
     return(data.frame(variant = character(), rcu_normal = character(), stage = integer(),
                       point = character(), prim = character(), runs = integer(),
-                      deadlocks = integer(), median_us = numeric()))
+                      calls = integer(), deadlocks = integer(), hung = integer(),
+                      slow = integer(), skipped = integer(), median_us = numeric(),
+                      q1_us = numeric(), q3_us = numeric()))
   }
   probes$rcu_normal <- ifelse(parse_rcu_normal(probes$boot_params), "rcu_normal=1", "rcu_normal=0")
   probes$point[is.na(probes$point)] <- ""
@@ -127,18 +131,32 @@ midboot_cells <- function(probes) {
                      drop = TRUE, sep = "\r", lex.order = TRUE)
   rows <- lapply(split(seq_len(nrow(probes)), key), function(i) {
     g <- probes[i, , drop = FALSE]
-    dead <- g$outcome %in% "deadlock" | is.na(g$duration_ns)
+    done <- g$outcome %in% c("ok", "slow") & !is.na(g$duration_ns)
+    # nearest rank as the kernel's script and "rcuwb summary --probes" define it
+    us <- sort(g$duration_ns[done] / 1000)
+    q <- if (length(us)) us[kernel_rank(length(us), c(25, 50, 75))] else rep(NA_real_, 3)
     data.frame(
       variant = g$variant[1], rcu_normal = g$rcu_normal[1], stage = g$stage[1],
       point = paste(unique(g$point), collapse = ","), prim = g$prim[1],
-      runs = nrow(g), deadlocks = sum(dead),
-      median_us = if (any(!dead)) stats::median(g$duration_ns[!dead]) / 1000 else NA_real_
+      runs = length(unique(g$run_id)), calls = nrow(g),
+      deadlocks = length(unique(g$run_id[g$outcome %in% "deadlock"])),
+      hung = sum(g$outcome %in% "hung"), slow = sum(g$outcome %in% "slow"),
+      skipped = sum(g$outcome %in% "skipped"),
+      median_us = q[2], q1_us = q[1], q3_us = q[3]
     )
   })
   out <- do.call(rbind, rows)
   out <- out[order(out$variant, out$rcu_normal, out$stage, out$prim), , drop = FALSE]
   rownames(out) <- NULL
   out
+}
+
+# A cell's text: DEADLOCK (k/n boots when not all), n/a when the probe could
+# not call the primitive there, else the median latency.
+midboot_label <- function(mb) {
+  ifelse(mb$deadlocks > 0,
+         ifelse(mb$deadlocks == mb$runs, "DEADLOCK", sprintf("DEADLOCK %d/%d", mb$deadlocks, mb$runs)),
+         ifelse(mb$skipped == mb$calls, "n/a", fmt_time_us(mb$median_us)))
 }
 
 # Mid-boot outcome grid: stage (x) x primitive (y), faceted variant x
@@ -150,10 +168,7 @@ plot_midboot <- function(probes, runs) {
   d$stage_label <- ifelse(nzchar(d$point), paste0(d$stage, ": ", d$point), as.character(d$stage))
   lv <- unique(d$stage_label[order(d$stage, d$stage_label)])
   d$stage_label <- factor(d$stage_label, levels = lv)
-  d$label <- ifelse(d$deadlocks > 0,
-                    ifelse(d$deadlocks == d$runs, "DEADLOCK",
-                           sprintf("DEADLOCK %d/%d", d$deadlocks, d$runs)),
-                    fmt_time_us(d$median_us))
+  d$label <- midboot_label(d)
   d$dead <- d$deadlocks > 0
   d$fill <- ifelse(d$dead, NA_real_, d$median_us)
   ggplot2::ggplot(d, ggplot2::aes(x = stage_label, y = prim)) +

@@ -146,10 +146,7 @@ comparison_display_table <- function(cmp) {
 # primitive holding the median latency or "DEADLOCK" (k/n when not all runs).
 midboot_table <- function(mb) {
   if (!nrow(mb)) return(data.frame())
-  mb$value <- ifelse(mb$deadlocks > 0,
-                     ifelse(mb$deadlocks == mb$runs, "DEADLOCK",
-                            sprintf("DEADLOCK %d/%d", mb$deadlocks, mb$runs)),
-                     fmt_time_us(mb$median_us))
+  mb$value <- midboot_label(mb)
   mb$row <- paste(mb$variant, mb$rcu_normal, mb$stage, sep = "\r")
   rows <- unique(mb[, c("row", "variant", "rcu_normal", "stage")])
   out <- data.frame(variant = rows$variant, rcu_normal = rows$rcu_normal, stage = rows$stage)

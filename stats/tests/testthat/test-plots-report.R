@@ -69,6 +69,28 @@ test_that("plots are written as PNG and SVG with caveat captions", {
                c("stock", "rcu_normal=1", "2", "synchronize_rcu_expedited"))
 })
 
+test_that("mid-boot cells count boots, not calls, and keep hung, slow and skipped apart", {
+  p <- new_db()
+  for (b in 1:3) {
+    id <- add_run(p, "v", "v2-n1/probe-1-rcu-x2", kind = "probe", rep = b)
+    add_probe(p, id, 1, "dead-zone", "synchronize_rcu", if (b == 3) NA else 1000 * b,
+              if (b == 3) "deadlock" else "ok")
+    add_probe(p, id, 1, "dead-zone", "synchronize_rcu", if (b == 2) 9000 else 2000 * b,
+              if (b == 2) "slow" else if (b == 3) "hung" else "ok")
+    add_probe(p, id, 0, "pre-workqueues", "synchronize_rcu_tasks", NA, "skipped")
+  }
+  mb <- midboot_cells(read_probes(p))
+  s1 <- mb[mb$stage == 1, ]
+  expect_equal(c(s1$runs, s1$calls, s1$deadlocks, s1$hung, s1$slow), c(3, 6, 1, 1, 1))
+  # the calls that returned: 1000, 2000, 2000, 9000 ns (the slow one counts, with its latency)
+  # nearest rank (sorted[max(1, n * p %/% 100)]), as rcuwb summary --probes
+  expect_equal(s1$median_us, 2)
+  expect_equal(c(s1$q1_us, s1$q3_us), c(1, 2))
+  expect_equal(midboot_label(s1), "DEADLOCK 1/3")
+  s0 <- mb[mb$stage == 0, ]
+  expect_equal(midboot_label(s0), "n/a")
+})
+
 test_that("plot functions return NULL when there is nothing to draw", {
   p <- new_db()
   rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
