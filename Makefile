@@ -15,7 +15,7 @@ SHELL := /bin/bash
 RCUWB_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rcuwb
 RESULTS     ?= $(CURDIR)/results
 DB          ?= $(RESULTS)/rcuwb.db
-VARIANTS    ?= before midboot after
+VARIANTS    ?= v4.9 v4.10 v4.11 after
 export RCUWB_CACHE
 
 RCUWB := runner/rcuwb
@@ -54,10 +54,11 @@ bench: deps libvirt initramfs runner
 	read rss wall < $(RESULTS)/.bench-time && \
 	echo "runner: $$((rss / 1024)) MiB max resident over the matrix, $$wall s"
 
-# The mid-boot dead zone: every probe stage and primitive, before / midboot /
-# after, with and without rcu_normal, and the table of what happened.
+# The mid-boot dead zone: every probe stage and primitive, release by release
+# (v4.9, v4.10, v4.11, after), with and without rcu_normal, and the table of
+# what happened.
 midboot: deps libvirt initramfs runner
-	@$(MAKE) -s kernel VARIANTS="before midboot after"
+	@$(MAKE) -s kernel VARIANTS="$(call matrix_variants,perf-configs/midboot.yaml)"
 	@since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
 	$(RCUWB) -d $(DB) run perf-configs/midboot.yaml; \
 	echo && $(RCUWB) -d $(DB) summary --probes --since $$since && \
@@ -81,7 +82,7 @@ results: runner
 	@stats/results.sh $(DB)
 
 check: deps libvirt runner initramfs
-	@$(MAKE) -s kernel VARIANTS="before midboot after"
+	@$(MAKE) -s kernel VARIANTS="v4.9 v4.10 v4.11 after"
 	@mkdir -p runner/obj; rm -f runner/obj/check.log
 	@set -o pipefail; { \
 		$(MAKE) -s -C runner unit && \
