@@ -82,7 +82,7 @@ results: runner
 	@stats/results.sh $(DB)
 
 check: deps libvirt runner initramfs
-	@$(MAKE) -s kernel VARIANTS="v4.9 v4.10 v4.11 after"
+	@$(MAKE) -s kernel VARIANTS="v4.9 v4.10 v4.11 after planted"
 	@mkdir -p runner/obj; rm -f runner/obj/check.log
 	@set -o pipefail; { \
 		$(MAKE) -s -C runner unit && \
