@@ -15,14 +15,73 @@ q() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
 scaling=full-reduced
 [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'full' AND outcome = 'ok'")" -gt 0 ] && scaling=full
 
-rm -rf "$out" && mkdir -p "$out"
-"$rcuwb" -q -d "$db" report --out "$out" --matrix midboot,$scaling --baseline before \
-	--candidate after,midboot --title "rcuwb: RCU grace periods before and after the mid-boot change" >/dev/null ||
-	{ echo "results.sh: rcuwb report failed" >&2; exit 1; }
 gate() { # gate ARGS...: the gate's text and its exit code
 	"$rcuwb" -d "$db" gate "$@" 2>&1
 	echo "(exit code $?)"
 }
+
+# The mid-boot section: the release variants' outcomes from perf-configs/midboot.yaml.
+midboot_section() {
+	local boots busy slow hung bytimeout
+	boots=$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'midboot' AND kind = 'probe'")
+	busy=$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'midboot' AND host_other_cpu > 0.05 * host_pus")
+	slow=$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome = 'slow'")
+	hung=$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome = 'hung'")
+	bytimeout=$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome = 'deadlock' AND p.evidence LIKE 'no return before%'")
+	cat <<EOS
+## The mid-boot dead zone, release by release (\`make midboot\`, perf-configs/midboot.yaml)
+
+The kernel's history, each step a variant of 6.1 (kernel-changes/README.md
+has the code behind each row):
+
+| variant | release semantics | what its boots show below |
+|---------|-------------------|---------------------------|
+| \`v4.9\` | expedited GPs always handed to a workqueue, \`rcu_normal\` honoured in boot, no boot-time expediting | the dead zone: \`synchronize_rcu()\` and \`synchronize_rcu_tasks()\` deadlock at stage 1, \`synchronize_rcu_expedited()\` at stage 0 (no workqueue worker yet) and, with \`rcu_normal=1\`, at stage 1 |
+| \`v4.10\` | + 52d7e48b86fc: while \`RCU_SCHEDULER_INIT\` every GP is expedited and driven by the requesting task | every RCU call completes at every stage; rcuscale's init-time check does not fire |
+| \`v4.11\` | + boot-time expediting of every normal GP until \`rcu_end_inkernel_boot()\` | the probe completes, but rcuscale's normal-GP test aborts: "All grace periods expedited, no normal ones to measure!" |
+| \`after\` | + 9683937df9eb (v4.13): the check moves to the end of the test; = 6.1 | everything completes and measures |
+
+$boots probe boots (2 vCPUs, TCG): stages 0 and 1 in boots of their own, one
+primitive a boot, stages 2-4 together; 3 calls of the primitive per stage
+and boot; 5 boots a cell; no rcuscale writer runs beside the probe. Each
+cell: median (interquartile range) of the calls that returned, then
+boots/calls; DEADLOCK d/b when in d of its b boots a call could never
+return, with the evidence under the table; n/a where the probe cannot call
+the primitive (Tasks RCU before \`rcu_init_tasks_generic()\`, where it
+oopses). $busy of these runs were host-busy; $slow calls were slow (returned
+after the 3 s watchdog) and $hung hung without a verdict.
+
+\`\`\`
+$("$rcuwb" -d "$db" summary --probes -M midboot)
+\`\`\`
+
+The slowest call that completed, per stage, over all variants: the
+watchdog (3 s) that triggers the probe's diagnostics, and the run timeout
+(60 s) that a hang without evidence waits for before it counts as a
+deadlock, are both far above it. $bytimeout of the deadlocked calls above rest
+on that timeout; all others carry the probe's evidence.
+
+\`\`\`
+$(q "SELECT 'stage ' || p.stage || ' ' || p.point || ': ' || printf('%.1f ms', MAX(p.duration_ns) / 1e6) || ' (' || p.prim || ', ' || r.variant || ')' FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome IN ('ok', 'slow') GROUP BY p.stage ORDER BY p.stage")
+\`\`\`
+
+rcuscale in the same matrix (\`rcuwb summary -M midboot\`): v4.11's normal-GP
+runs are \`rcuscale-aborted\`; with \`rcu_normal=1\` an expedited test measures
+normal GPs, which v4.9-v4.11 refuse at init and 6.1 reports at the end
+(\`rcuscale-error\`):
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M midboot)
+\`\`\`
+EOS
+}
+
+# results.sh DB --section midboot: print that section only (for a database
+# that holds only the mid-boot matrix).
+if [ "${2:-}" = "--section" ] && [ "${3:-}" = midboot ]; then
+	midboot_section
+	exit
+fi
 
 scaling_section() {
 	local runs guest_s
@@ -58,6 +117,11 @@ $(gate --baseline before --candidate after --matrix full)
 EOS
 }
 
+rm -rf "$out" && mkdir -p "$out"
+"$rcuwb" -q -d "$db" report --out "$out" --matrix midboot,$scaling --baseline before \
+	--candidate after --title "rcuwb: RCU grace periods before and after the mid-boot change" >/dev/null ||
+	{ echo "results.sh: rcuwb report failed" >&2; exit 1; }
+
 host=$(q "SELECT host || ', ' || host_pus || ' host PUs, QEMU ' || qemu_version || ', libvirt ' || libvirt_version FROM runs ORDER BY id DESC LIMIT 1")
 accel=$(q "SELECT group_concat(DISTINCT accel) FROM runs")
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
@@ -81,24 +145,7 @@ so a 4-vCPU guest is oversubscribed 2:1, which stalls expedited grace periods
 the full report ([stats/results/report.md](stats/results/report.md), HTML
 beside it) states the accelerator and oversubscription of its runs.
 
-## The mid-boot dead zone (\`make midboot\`, perf-configs/midboot.yaml)
-
-One boot per variant x \`rcu_normal\` x stage x primitive (2 vCPUs, watchdog 3 s):
-median latency of the synchronous grace-period call, or DEADLOCK when the
-probe's watchdog reported that it never returned. Stage 1 is the dead zone
-proper (an early_initcall before RCU's grace-period kthread exists), 2 RCU's
-kthreads up but still \`RCU_SCHEDULER_INIT\`, 3 runtime mode before the end of
-the in-kernel boot, 4 after boot.
-
-\`\`\`
-$("$rcuwb" -d "$db" summary --probes -M midboot)
-\`\`\`
-
-rcuscale in the same matrix (\`rcuwb summary -M midboot\`):
-
-\`\`\`
-$("$rcuwb" -d "$db" summary -M midboot)
-\`\`\`
+$(midboot_section)
 
 ## Grace-period latency before and after (\`make bench\`, perf-configs/quick.yaml)
 
@@ -119,11 +166,11 @@ $(scaling_section)
 $(gate --baseline before --candidate after --matrix quick)
 \`\`\`
 
-\`rcuwb gate --baseline after --candidate midboot --matrix midboot\` (midboot
+\`rcuwb gate --baseline after --candidate v4.11 --matrix midboot\` (v4.11
 aborts rcuscale's normal-GP test, the bug seed 002 fixed):
 
 \`\`\`
-$(gate --baseline after --candidate midboot --matrix midboot)
+$(gate --baseline after --candidate v4.11 --matrix midboot)
 \`\`\`
 
 ## How good is the gate? (\`make gate-calibration\`, perf-configs/gate-calibration.yaml)
