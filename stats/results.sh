@@ -41,7 +41,8 @@ has the code behind each row):
 | \`v4.11\` | + boot-time expediting of every normal GP until \`rcu_end_inkernel_boot()\` | the probe completes, but rcuscale's normal-GP test aborts: "All grace periods expedited, no normal ones to measure!" |
 | \`after\` | + 9683937df9eb (v4.13): the check moves to the end of the test; = 6.1 | everything completes and measures |
 
-$boots probe boots (2 vCPUs, TCG): stages 0 and 1 in boots of their own, one
+$boots probe boots, $(q "SELECT min(started_at) || ' to ' || max(ended_at) || ', accelerator ' || group_concat(DISTINCT accel) || ', ' || max(host_pus) || ' host PUs, oversubscription ' || printf('%.1f', max(oversub)) FROM runs WHERE matrix = 'midboot'")
+(2 vCPUs a guest): stages 0 and 1 in boots of their own, one
 primitive a boot, stages 2-4 together; 3 calls of the primitive per stage
 and boot; 5 boots a cell; no rcuscale writer runs beside the probe. Each
 cell: median (interquartile range) of the calls that returned, then
