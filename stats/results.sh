@@ -36,10 +36,14 @@ has the code behind each row):
 
 | variant | release semantics | what its boots show below |
 |---------|-------------------|---------------------------|
-| \`v4.9\` | expedited GPs always handed to a workqueue, \`rcu_normal\` honoured in boot, no boot-time expediting | the dead zone: \`synchronize_rcu()\` and \`synchronize_rcu_tasks()\` deadlock at stage 1, \`synchronize_rcu_expedited()\` at stage 0 (no workqueue worker yet) and, with \`rcu_normal=1\`, at stage 1 |
-| \`v4.10\` | + 52d7e48b86fc: while \`RCU_SCHEDULER_INIT\` every GP is expedited and driven by the requesting task | every RCU call completes at every stage; rcuscale's init-time check does not fire |
-| \`v4.11\` | + boot-time expediting of every normal GP until \`rcu_end_inkernel_boot()\` | the probe completes, but rcuscale's normal-GP test aborts: "All grace periods expedited, no normal ones to measure!" |
-| \`after\` | + 9683937df9eb (v4.13): the check moves to the end of the test; = 6.1 | everything completes and measures |
+| \`v4.9\` | expedited GPs always handed to a workqueue, \`rcu_normal\` honoured in boot, no boot-time expediting | the dead zone: \`synchronize_rcu()\` deadlocks at stages 0 and 1, \`synchronize_rcu_tasks()\` at stage 1, \`synchronize_rcu_expedited()\` at stage 0 (handed to \`rcu_gp_wq\`, no worker yet) and, with \`rcu_normal=1\`, at stage 1; at stage 1 without \`rcu_normal\` the expedited GP has a worker and completes |
+| \`v4.10\` | + 52d7e48b86fc: while \`RCU_SCHEDULER_INIT\` every GP is expedited and driven by the requesting task | \`synchronize_rcu()\`, \`synchronize_rcu_expedited()\` and \`synchronize_rcu_tasks()\` complete wherever they can be called, \`rcu_normal\` or not; rcuscale's init-time check does not fire |
+| \`v4.11\` | + boot-time expediting of every normal GP until \`rcu_end_inkernel_boot()\` | the probe as in v4.10, but rcuscale's normal-GP test aborts: "All grace periods expedited, no normal ones to measure!" |
+| \`after\` | + 9683937df9eb (v4.13): the check moves to the end of the test; = 6.1 | probe as in v4.10, and rcuscale measures both GP modes |
+
+In every variant, 6.1 as shipped included, Tree SRCU deadlocks at stage 0:
+its grace period is work on \`rcu_gp_wq\`, and no workqueue worker exists
+before \`workqueue_init()\`: 6.1's own remaining boot-time gap, for SRCU.
 
 $boots probe boots, $(q "SELECT min(started_at) || ' to ' || max(ended_at) || ', accelerator ' || group_concat(DISTINCT accel) || ', ' || max(host_pus) || ' host PUs, oversubscription ' || printf('%.1f', max(oversub)) FROM runs WHERE matrix = 'midboot'")
 (2 vCPUs a guest): stages 0 and 1 in boots of their own, one
@@ -66,13 +70,14 @@ on that timeout; all others carry the probe's evidence.
 $(q "SELECT 'stage ' || p.stage || ' ' || p.point || ': ' || printf('%.1f ms', MAX(p.duration_ns) / 1e6) || ' (' || p.prim || ', ' || r.variant || ')' FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome IN ('ok', 'slow') GROUP BY p.stage ORDER BY p.stage")
 \`\`\`
 
-rcuscale in the same matrix (\`rcuwb summary -M midboot\`): v4.11's normal-GP
+rcuscale in the same matrix (\`rcuwb summary -M midboot\`, its probe cells
+left out): v4.11's normal-GP
 runs are \`rcuscale-aborted\`; with \`rcu_normal=1\` an expedited test measures
 normal GPs, which v4.9-v4.11 refuse at init and 6.1 reports at the end
 (\`rcuscale-error\`):
 
 \`\`\`
-$("$rcuwb" -d "$db" summary -M midboot)
+$("$rcuwb" -d "$db" summary -M midboot | grep -v '/probe-')
 \`\`\`
 EOS
 }

@@ -182,7 +182,7 @@ plot_midboot <- function(probes, runs) {
     ggplot2::facet_grid(variant ~ rcu_normal) +
     ggplot2::labs(
       title = "Mid-boot RCU primitives: latency by boot stage",
-      subtitle = "fill: median latency over runs (log scale); red outline: DEADLOCK",
+      subtitle = "fill: median latency of the calls that returned (log scale); red outline: DEADLOCK",
       x = "stage", y = "primitive", fill = "latency",
       caption = plot_caption(runs)
     ) +
