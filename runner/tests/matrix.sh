@@ -67,13 +67,24 @@ q "UPDATE runs SET host_other_cpu = host_pus WHERE id=$busy"
 check "--resume plans the host-busy run again" grep -q '^1 runs' <<< "$("$rcuwb" -d "$db" run -n --resume "$work/mt.yaml")"
 check "summary counts it as host-busy" grep -q 'not ok: 1 host-busy' <<< "$("$rcuwb" -d "$db" summary -M mt)"
 
-# A database of schema 1 (before host_other_cpu) is brought up to date in
-# place, its runs untouched.
+# A database of schema 1 (before host_other_cpu and probes.call/evidence)
+# is brought up to date in place, its runs untouched.
 cp "$db" "$work/v1.db"
-sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; PRAGMA user_version=1"
+sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; ALTER TABLE probes DROP COLUMN call;
+	ALTER TABLE probes DROP COLUMN evidence; PRAGMA user_version=1"
 "$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
-expect "schema 1 database migrated, runs kept" "2|6|0" \
+expect "schema 1 database migrated, runs kept" "3|6|0" \
 	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
+expect "schema 1 database: probes gain call and evidence" "2" \
+	"$(sqlite3 "$work/v1.db" "SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence')")"
+# and one of schema 2 (host_other_cpu, but no probes.call/evidence)
+cp "$db" "$work/v2.db"
+sqlite3 "$work/v2.db" "ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence; PRAGMA user_version=2"
+"$rcuwb" -d "$work/v2.db" summary --probes >/dev/null
+expect "schema 2 database migrated, runs and columns there" "3|6|2" \
+	"$(sqlite3 "$work/v2.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
+		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
 
 msg=$("$rcuwb" -d "$db" run /nonexistent.yaml 2>&1)
 check "missing matrix named" test "$msg" = "rcuwb: error: cannot open matrix /nonexistent.yaml: No such file or directory"
