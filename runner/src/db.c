@@ -273,7 +273,7 @@ static int insert_samples(sqlite3 *db, int64_t id, const struct console *c)
  * A probe call's outcome: ok, slow (returned after its watchdog fired),
  * deadlock (with the probe's evidence, or never returned before a run that
  * was classified a deadlock for it timed out), hung (reported, never
- * returned, no verdict).
+ * returned, no verdict), skipped (the probe could not make the call).
  */
 static const char *probe_outcome(const struct probe_result *p, const struct run_result *r,
 				 const char **evidence)
@@ -314,7 +314,7 @@ static int insert_probes(sqlite3 *db, int64_t id, const struct console *c, const
 		sqlite3_bind_int(st, 2, p->stage);
 		bind_text(st, 3, p->point);
 		bind_text(st, 4, p->prim);
-		if (p->hung)
+		if (p->ns < 0)	/* hung or skipped: no latency */
 			sqlite3_bind_null(st, 5);
 		else
 			sqlite3_bind_int64(st, 5, p->ns);

@@ -61,6 +61,7 @@ for bp in "" rcupdate.rcu_normal=1; do
 	expect "v4.10${bp:+, $bp}: stage 0 synchronize_rcu(_expedited) complete, Tasks RCU not callable yet" \
 		"ok:3:0:skipped" "$(calls):$(q "SELECT outcome FROM probes WHERE prim = 'synchronize_rcu_tasks' ORDER BY rowid DESC LIMIT 1")"
 done
+expect "a skipped call stores no latency" "" "$(q "SELECT duration_ns FROM probes WHERE outcome = 'skipped' ORDER BY rowid DESC LIMIT 1")"
 boot -k v4.10 -g normal --nwriters 1
 expect "v4.10: rcuscale normal GPs are measured, not aborted" "ok:1" "$(last "outcome || ':' || (nsamples > 0)")"
 
