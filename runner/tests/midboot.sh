@@ -99,9 +99,10 @@ expect "after, rcu_normal=1: expedited rcuscale runs to the end and warns" \
 	"rcuscale-error:All grace periods normal, no expedited ones to measure!:1" \
 	"$(last "outcome || ':' || outcome_detail || ':' || (nsamples > 0)")"
 
-# A slow call is not a deadlock: planted's 1.5 s delay in every normal GP
-# makes stage 4's synchronize_rcu outlast a 1 s watchdog, then return.
-boot -k planted -p 4 --probe-prims rcu --watchdog 1 -t 60 -b rcutree.planted_gp_delay_us=1500000
+# A slow call is not a deadlock: planted's 375 ticks (1.5 s at HZ=250) added
+# to every synchronize_rcu() make stage 4's call outlast a 1 s watchdog,
+# then return.
+boot -k planted -p 4 --probe-prims rcu --watchdog 1 -t 60 -b rcutree.planted_gp_tick_permille=375000
 expect "planted: a call that returns after its watchdog is slow, the run ok" "ok:slow" \
 	"$(last outcome):$(q "SELECT outcome FROM probes ORDER BY rowid DESC LIMIT 1")"
 expect "planted: the slow call's latency is stored (> 1.5 s)" 1 \
