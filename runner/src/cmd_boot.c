@@ -29,8 +29,9 @@ static const char boot_help[] =
 	"  -t, --timeout S        destroy the guest after S seconds (default 300)\n"
 	"What to run:\n"
 	"  -g, --gp MODES         normal, expedited or normal,expedited (default normal)\n"
-	"      --nwriters N --nreaders N --holdoff S   rcuscale parameters\n"
-	"                         (defaults: one writer per CPU, 0 readers, 3 s)\n"
+	"      --nwriters N --nreaders N --holdoff S|boot   rcuscale parameters\n"
+	"                         (defaults: one writer per CPU, 0 readers, holdoff boot:\n"
+	"                         measure once boot has ended)\n"
 	"  -p, --probe STAGES     mid-boot probe at these stages (0-4, e.g. 1 or 01234)\n"
 	"                         instead of rcuscale (whose writers then stay idle)\n"
 	"      --probe-prims LIST probe primitives (rcu,rcu_exp,srcu,srcu_exp,tasks)\n"
@@ -38,6 +39,8 @@ static const char boot_help[] =
 	"      --watchdog S       seconds before the probe reports a call hung (default 5);\n"
 	"                         a hung call without the probe's evidence of a deadlock\n"
 	"                         is waited for until --timeout\n"
+	"      --emulator apart|shared  QEMU's own threads on host PUs apart from the\n"
+	"                         vCPUs' (when there are any) or on the same ones (default)\n"
 	"      --boot-only        boot to init and power off (topology check)\n"
 	"  -b, --append PARAMS    extra kernel parameters (e.g. rcupdate.rcu_normal=1)\n"
 	"  -r, --reps N           runs of each GP mode, interleaved (default 1)\n"
@@ -73,7 +76,7 @@ static int parse_gp(struct boot_opts *o, const char *val)
 static int parse_opts(int argc, char **argv, struct boot_opts *o)
 {
 	enum { O_SOCKETS = 256, O_CORES, O_THREADS, O_NWRITERS, O_NREADERS, O_HOLDOFF,
-	       O_PRIMS, O_WATCHDOG, O_CALLS, O_BOOTONLY };
+	       O_PRIMS, O_WATCHDOG, O_CALLS, O_BOOTONLY, O_EMULATOR };
 	static const struct option opts[] = {
 		{ "variant", required_argument, NULL, 'k' }, { "vcpus", required_argument, NULL, 'n' },
 		{ "numa", required_argument, NULL, 'N' }, { "mem", required_argument, NULL, 'm' },
@@ -90,6 +93,7 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 		{ "watchdog", required_argument, NULL, O_WATCHDOG },
 		{ "probe-calls", required_argument, NULL, O_CALLS },
 		{ "boot-only", no_argument, NULL, O_BOOTONLY },
+		{ "emulator", required_argument, NULL, O_EMULATOR },
 		{ "append", required_argument, NULL, 'b' }, { "reps", required_argument, NULL, 'r' },
 		{ "matrix", required_argument, NULL, 'M' }, { "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -111,7 +115,17 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 		case 'g': ret = parse_gp(o, optarg); break;
 		case O_NWRITERS: ret = parse_int("--nwriters", optarg, -1, 1024, &s->nwriters); break;
 		case O_NREADERS: ret = parse_int("--nreaders", optarg, -1, 1024, &s->nreaders); break;
-		case O_HOLDOFF: ret = parse_int("--holdoff", optarg, 0, 3600, &s->holdoff_s); break;
+		case O_EMULATOR:
+			if (strcmp(optarg, "apart") && strcmp(optarg, "shared"))
+				return set_err("--emulator '%s': give apart or shared", optarg);
+			s->emulator_apart = !strcmp(optarg, "apart");
+			break;
+		case O_HOLDOFF:
+			if (!strcmp(optarg, "boot"))
+				s->holdoff_s = HOLDOFF_BOOT;
+			else
+				ret = parse_int("--holdoff", optarg, 0, 3600, &s->holdoff_s);
+			break;
 		case 'p':
 			if (!run_probe_stages_ok(optarg))
 				return set_err("--probe '%s': give stage digits 0-4, e.g. 1 or 01234", optarg);

@@ -20,23 +20,31 @@ static const char report_help[] =
 	"Write a Markdown and a self-contained HTML report (tables, plots, CSVs) of\n"
 	"the results database to DIR (default results/report): per-cell summaries with\n"
 	"bootstrap confidence intervals, candidate-vs-baseline comparisons\n"
-	"(Hodges-Lehmann shift, Mann-Whitney U, Holm), expedited vs normal, latency\n"
+	"(the gate's verdicts, with a forest plot), expedited vs normal, latency\n"
 	"vs vCPUs, ECDFs, the mid-boot outcome grid.  Options go to stats/report.R:\n"
 	"  --matrix NAME[,NAME] --variants V1,V2 --since TIME --baseline V\n"
-	"  --candidate V2[,V3] --metrics p50[,p90,p99] --alpha A --title TEXT --no-plots\n";
+	"  --candidate V2[,V3] --metrics p50[,p90,p99] --alpha A --threshold 5%%\n"
+	"  --title TEXT --no-plots (the baseline defaults to the matrix's first variant)\n";
 
 static const char gate_help[] =
 	"Usage: rcuwb gate --baseline V1 --candidate V2 [OPTIONS]\n"
 	"\n"
-	"Decide whether V2 regressed against V1, cell by cell, and exit with:\n"
-	"  0  pass\n"
-	"  1  a statistically significant slowdown beyond the threshold (cell, size, CI named)\n"
+	"Decide, cell by cell, whether V2 is slower than V1 beyond a threshold, and exit:\n"
+	"  0  PASS: in every cell a slowdown beyond the threshold is ruled out (the\n"
+	"     one-sided upper confidence bound of the relative change is below it)\n"
+	"  1  SLOWDOWN: shown in some cell (one-sided rank-sum test, Holm over the\n"
+	"     testable cells, and an estimate above the threshold), or the candidate\n"
+	"     fails (timeout, qemu-failed, ...) significantly more often\n"
 	"  2  hard failure in the candidate (deadlock, rcuscale abort, crash, badness,\n"
-	"     topology mismatch)\n"
-	"  3  not enough data to decide (how many more runs are needed is said)\n"
-	"Options go to stats/gate.R: --threshold 5%% --alpha 0.05 --min-runs 5\n"
-	"  --matrix NAME --since TIME --metrics p50 --junit FILE --no-power-check;\n"
-	"with rcuwb --json the verdict is JSON on stdout.\n";
+	"     topology mismatch), or sides not comparable (accelerator, QEMU, libvirt,\n"
+	"     host, oversubscription or kernel config differ: named)\n"
+	"  3  INCONCLUSIVE: neither shown nor ruled out; says how many runs per side\n"
+	"     would decide\n"
+	"Gated: the per-run mean and p90 of the GP latency, on the log scale, alpha\n"
+	"split between them; p50 and p99 reported.  A timed-out run counts as a latency\n"
+	"of at least the timeout.  Options go to stats/gate.R: --threshold 5%% --alpha 0.05\n"
+	"  --stat mean,p90 --min-runs 3 --matrix NAME --since TIME --allow-config\n"
+	"  --junit FILE; with rcuwb --json the verdict is JSON on stdout.\n";
 
 /* Run Rscript on stats/SCRIPT with the database and the caller's options. */
 static int rscript(const char *script, int argc, char **argv, const char *const *extra, int nextra)

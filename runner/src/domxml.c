@@ -147,7 +147,8 @@ static void add_pinning(xmlNodePtr root, const struct domain_params *p)
 			set_uint_attr(pin, "vcpu", i);
 			xmlSetProp(pin, BAD_CAST "cpuset", BAD_CAST(p->npin == p->topo->vcpus ? one : all));
 		}
-		xmlSetProp(xmlNewChild(tune, NULL, BAD_CAST "emulatorpin", NULL), BAD_CAST "cpuset", BAD_CAST all);
+		xmlSetProp(xmlNewChild(tune, NULL, BAD_CAST "emulatorpin", NULL), BAD_CAST "cpuset",
+			   BAD_CAST(p->emulator_cpuset ? p->emulator_cpuset : all));
 	}
 	if (p->mem_nodeset) {
 		tune = xmlNewChild(root, NULL, BAD_CAST "numatune", NULL);

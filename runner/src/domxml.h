@@ -17,6 +17,7 @@ struct domain_params {
 	const unsigned *pin;
 	unsigned npin;
 	const char *mem_nodeset;	/* host NUMA nodes for memory, NULL = none */
+	const char *emulator_cpuset;	/* QEMU's own threads, NULL = the vCPUs' PUs */
 };
 
 /* Template path: $RCUWB_DOMAIN_TEMPLATE, else VMs/domain.xml of this checkout. */

@@ -76,6 +76,22 @@ static int stage_files(struct job *j, char *kernel, char *initrd, size_t cap)
 	return 0;
 }
 
+/* The host PUs (0..npus-1) not given to the guest, in libvirt syntax; false if none. */
+static bool other_pus(unsigned npus, const struct placement *pl, char *out, size_t cap)
+{
+	size_t len = 0;
+	unsigned pu, i;
+
+	out[0] = '\0';
+	for (pu = 0; pu < npus && len < cap; pu++) {
+		for (i = 0; i < pl->npus && pl->os[i] != pu; i++)
+			;
+		if (i == pl->npus)
+			len += (size_t)snprintf(out + len, cap - len, "%s%u", len ? "," : "", pu);
+	}
+	return len > 0 && len < cap;
+}
+
 int job_start(struct bench *b, struct job *j)
 {
 	char kernel[PATH_MAX], initrd[PATH_MAX];
@@ -98,6 +114,16 @@ int job_start(struct bench *b, struct job *j)
 		snprintf(e->pinned, sizeof(e->pinned), "%s", j->place->cpuset);
 		dp.pin = j->place->os;
 		dp.npin = j->place->npus;
+		if (j->spec.emulator_apart && other_pus(b->host.pus, j->place, j->emu_cpuset,
+							sizeof(j->emu_cpuset))) {
+			int w = snprintf(e->pinned, sizeof(e->pinned), "%s emulator:%s",
+					 j->place->cpuset, j->emu_cpuset);
+
+			if (w < 0 || (size_t)w >= sizeof(e->pinned))
+				return set_err("pinning %s emulator:%s is too long to store",
+					       j->place->cpuset, j->emu_cpuset);
+			dp.emulator_cpuset = j->emu_cpuset;
+		}
 		if (b->numa_host)
 			dp.mem_nodeset = j->place->nodeset;
 	}

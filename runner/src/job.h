@@ -33,6 +33,7 @@ struct job {
 	struct guest guest;
 	char stage_dir[PATH_MAX];
 	char *xml;
+	char emu_cpuset[256];		/* emulator: apart, the PUs QEMU's threads get */
 	struct run_result result;
 	struct load_snap load0;		/* other processes' CPU when the guest started */
 	int64_t id;

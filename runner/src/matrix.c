@@ -295,6 +295,28 @@ static int parse_modes(struct ctx *c, yaml_node_t *n, struct matrix *m)
 	return 0;
 }
 
+/* rcuscale.holdoff: seconds, or "boot" (HOLDOFF_BOOT: until boot has ended) */
+static int get_holdoff(struct ctx *c, yaml_node_t *n, int *out)
+{
+	if (scalar(n) && !strcmp(scalar(n), "boot")) {
+		*out = HOLDOFF_BOOT;
+		return 0;
+	}
+	return get_int(c, n, "rcuscale.holdoff (seconds or boot)", 0, 3600, out);
+}
+
+/* emulator: shared (QEMU's threads on the vCPUs' PUs) or apart */
+static int get_emulator(struct ctx *c, yaml_node_t *n, bool *apart)
+{
+	const char *s = scalar(n);
+
+	if (s && (!strcmp(s, "apart") || !strcmp(s, "shared"))) {
+		*apart = !strcmp(s, "apart");
+		return 0;
+	}
+	return err_at(c, n, "emulator", "give apart or shared");
+}
+
 static int parse_rcuscale(struct ctx *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *k, *v;
@@ -310,7 +332,7 @@ static int parse_rcuscale(struct ctx *c, yaml_node_t *n, struct matrix *m)
 		else if (!strcmp(ks, "nreaders"))
 			r = get_int(c, v, "rcuscale.nreaders", -1, 1024, &m->nreaders);
 		else if (!strcmp(ks, "holdoff"))
-			r = get_int(c, v, "rcuscale.holdoff", 0, 3600, &m->holdoff_s);
+			r = get_holdoff(c, v, &m->holdoff_s);
 		else if (!strcmp(ks, "writer_holdoff"))
 			r = get_int(c, v, "rcuscale.writer_holdoff", 0, 1000000, &m->writer_holdoff_us);
 		else
@@ -394,9 +416,11 @@ static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
 			r = get_int(c, v, "memory", 64, 1 << 20, &mem);
 		else if (!strcmp(ks, "seed"))
 			r = get_int(c, v, "seed", 0, 1 << 30, &seed);
+		else if (!strcmp(ks, "emulator"))
+			r = get_emulator(c, v, &m->emulator_apart);
 		else
 			return err_at(c, k, ks, "unknown key (name, variants, topologies, modes, rcuscale, "
-				      "probe, boot_params, reps, timeout, memory, seed)");
+				      "probe, boot_params, reps, timeout, memory, seed, emulator)");
 		if (r < 0)
 			return -1;
 	}
@@ -434,7 +458,7 @@ int matrix_load(const char *path, struct matrix *m)
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->normal = true;
 	m->nwriters = -1;
-	m->holdoff_s = 3;
+	m->holdoff_s = HOLDOFF_BOOT;
 	m->reps = 1;
 	m->timeout_s = 300;
 	m->probe_watchdog_s = 5;
@@ -481,6 +505,7 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 	s->nreaders = m->nreaders;
 	s->holdoff_s = m->holdoff_s;
 	s->writer_holdoff_us = m->writer_holdoff_us;
+	s->emulator_apart = m->emulator_apart;
 	s->timeout_s = m->timeout_s;
 	snprintf(s->boot_params, sizeof(s->boot_params), "%s", m->boot_params[p->boot_params]);
 	if (p->mode >= 2) {

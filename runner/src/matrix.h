@@ -27,6 +27,7 @@ struct matrix {
 	char boot_params[MATRIX_MAX][256];	/* a dimension: "" = none */
 	int nboot_params;
 	int nwriters, nreaders, holdoff_s, writer_holdoff_us;
+	bool emulator_apart;		/* emulator: apart */
 	int reps, timeout_s;
 	unsigned long long seed;
 };

@@ -32,7 +32,7 @@ void run_spec_init(struct run_spec *s)
 	s->gp = GP_NORMAL;
 	s->nwriters = -1;
 	s->nreaders = 0;
-	s->holdoff_s = 3;
+	s->holdoff_s = HOLDOFF_BOOT;
 	s->probe_watchdog_s = 5;
 	s->probe_calls = 1;
 	s->timeout_s = 300;
@@ -50,6 +50,13 @@ bool run_probe_stages_ok(const char *s)
 	return true;
 }
 
+int run_holdoff_s(const struct run_spec *s)
+{
+	if (s->holdoff_s != HOLDOFF_BOOT)
+		return s->holdoff_s;
+	return s->gp == GP_EXPEDITED ? 2 : 0;
+}
+
 void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 {
 	char topo[48];
@@ -63,9 +70,9 @@ void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 			 s->probe_calls > 1 ? "-x" : "", s->probe_calls > 1 ? s->probe_calls : 0,
 			 s->boot_params[0] ? "/" : "", s->boot_params);
 	else
-		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%s", topo, gp_mode_name(s->gp),
+		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%s%s", topo, gp_mode_name(s->gp),
 			 s->nwriters, s->nreaders, s->writer_holdoff_us ? "-h" : "", s->writer_holdoff_us,
-			 s->boot_params[0] ? "/" : "", s->boot_params);
+			 s->emulator_apart ? "-ea" : "", s->boot_params[0] ? "/" : "", s->boot_params);
 }
 
 int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
@@ -75,7 +82,7 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 
 	/* boot-only guests: rcuscale waits an hour and never starts */
 	buf_printf(&b, "console=ttyS0 panic=-1 rcuscale.gp_exp=%d rcuscale.holdoff=%d rcuscale.nreaders=%d",
-		   s->gp == GP_EXPEDITED, s->kind == RUN_BOOT ? 3600 : s->holdoff_s, s->nreaders);
+		   s->gp == GP_EXPEDITED, s->kind == RUN_BOOT ? 3600 : run_holdoff_s(s), s->nreaders);
 	/* probe boots time the probe's calls alone: no rcuscale writers */
 	if (s->kind == RUN_PROBE)
 		buf_printf(&b, " rcuscale.nwriters=0");

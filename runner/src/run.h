@@ -12,6 +12,17 @@
 enum run_kind { RUN_RCUSCALE, RUN_PROBE, RUN_BOOT };
 enum gp_mode { GP_NORMAL, GP_EXPEDITED };
 
+/*
+ * holdoff "boot": start measuring when boot has ended, not after a fixed
+ * delay.  rcuscale's normal-GP writers already wait for SYSTEM_RUNNING
+ * (holdoff 0).  Expedited writers do not, and the guest's clocksource
+ * switch from tsc-early to tsc (stop_machine(), about 1 s after the TSC is
+ * set up, 1.5 s into boot here) lands in their first GP unless they wait:
+ * they get 2 s, which starts them after that switch on every guest
+ * measured here.
+ */
+#define HOLDOFF_BOOT (-1)
+
 struct run_spec {
 	char matrix[64];		/* matrix name, "adhoc" for single runs */
 	int rep;			/* repetition within the cell */
@@ -20,8 +31,9 @@ struct run_spec {
 	struct guest_topo topo;
 	enum gp_mode gp;
 	int nwriters, nreaders;		/* rcuscale; -1 = kernel default */
-	int holdoff_s;			/* rcuscale.holdoff */
+	int holdoff_s;			/* rcuscale.holdoff, HOLDOFF_BOOT = until boot ends */
 	int writer_holdoff_us;		/* rcuscale.writer_holdoff, 0 = none */
+	bool emulator_apart;		/* QEMU's own threads on PUs apart from the vCPUs' */
 	char probe_stages[8];		/* midboot.stages (RUN_PROBE) */
 	char probe_prims[64];		/* midboot.prims, "" = all */
 	int probe_watchdog_s;
@@ -59,6 +71,9 @@ const char *gp_mode_name(enum gp_mode g);
 
 /* Defaults: 2-vCPU flat guest, 512 MiB, normal GPs, kernel's writer count. */
 void run_spec_init(struct run_spec *s);
+/* The rcuscale.holdoff (seconds) a run's kernel gets. */
+int run_holdoff_s(const struct run_spec *s);
+
 /* "v4-n2/expedited/w-1-r0" + extra parameters: runs of one cell are comparable. */
 void run_cell_key(const struct run_spec *s, char *out, unsigned cap);
 /* The guest's kernel command line. */

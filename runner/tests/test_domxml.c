@@ -52,6 +52,20 @@ static void test_numa_guest(void **state)
 	free(xml);
 }
 
+static char *build_emu(unsigned vcpus, const char *emu)
+{
+	static const unsigned pus[] = { 2, 3, 4, 5 };
+	struct guest_topo t;
+	struct domain_params p = {
+		.name = "rcuwb-test", .kvm = false, .topo = &t, .kernel = "/k", .initrd = "/i",
+		.cmdline = "console=ttyS0", .console = "/var/lib/libvirt/rcuwb/x/console.log",
+		.pin = pus, .npin = vcpus, .emulator_cpuset = emu,
+	};
+
+	topo_make(&t, vcpus, 0, 512, 0, 0, 0);
+	return domxml_build(domxml_template_path(), &p);
+}
+
 static void test_flat_kvm_pinned(void **state)
 {
 	char *xml = build(true, 2, 0, "console=ttyS0", 2);
@@ -65,6 +79,12 @@ static void test_flat_kvm_pinned(void **state)
 	assert_non_null(strstr(xml, "<vcpupin vcpu=\"0\" cpuset=\"2\"/>"));
 	assert_non_null(strstr(xml, "<vcpupin vcpu=\"1\" cpuset=\"3\"/>"));
 	assert_non_null(strstr(xml, "<emulatorpin cpuset=\"2,3\"/>"));
+	assert_int_equal(validate(xml), 0);
+	free(xml);
+	/* emulator: apart: QEMU's own threads on the PUs given to it */
+	xml = build_emu(1, "0,1,3");
+	assert_non_null(strstr(xml, "<vcpupin vcpu=\"0\" cpuset=\"2\"/>"));
+	assert_non_null(strstr(xml, "<emulatorpin cpuset=\"0,1,3\"/>"));
 	assert_int_equal(validate(xml), 0);
 	free(xml);
 	/* oversubscribed: 4 vCPUs share 2 PUs */

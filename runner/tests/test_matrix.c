@@ -39,7 +39,7 @@ static void test_parse(void **state)
 			      "topologies:\n  - {vcpus: 2}\n  - {vcpus: 4, nodes: 2, memory: 1024}\n"
 			      "  - vcpus: 4\n    cells: [{cpus: 0-2, memory: 300}, {cpus: 3, memory: 100}]\n"
 			      "    distances: [[10, 21], [21, 10]]\n"
-			      "modes: [normal, expedited]\nrcuscale: {nwriters: 2, holdoff: 1}\n"
+			      "modes: [normal, expedited]\nrcuscale: {nwriters: 2, holdoff: 1}\nemulator: apart\n"
 			      "boot_params: ['', rcupdate.rcu_normal=1]\nreps: 3\nseed: 7\n", &m), 0);
 	assert_string_equal(m.name, "t");
 	assert_int_equal(m.nvariants, 2);
@@ -52,6 +52,8 @@ static void test_parse(void **state)
 	assert_int_equal(m.topos[2].distance[0][1], 21);
 	assert_true(m.normal && m.expedited);
 	assert_int_equal(m.nwriters, 2);
+	assert_int_equal(m.holdoff_s, 1);
+	assert_true(m.emulator_apart);
 	assert_int_equal(m.nboot_params, 2);
 	assert_string_equal(m.boot_params[1], "rcupdate.rcu_normal=1");
 	assert_int_equal(m.reps, 3);
@@ -66,7 +68,11 @@ static void test_errors(void **state)
 		     "4: topologies[1].vcpus: give a whole number from 1 to 64");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrepz: 3\n",
 		     "3: repz: unknown key (name, variants, topologies, modes, rcuscale, probe, boot_params, "
-		     "reps, timeout, memory, seed)");
+		     "reps, timeout, memory, seed, emulator)");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nemulator: far\n",
+		     "3: emulator: give apart or shared");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrcuscale: {holdoff: soon}\n",
+		     "3: rcuscale.holdoff (seconds or boot): give a whole number from 0 to 3600");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 3, nodes: 2}]\n",
 		     "2: topologies[0]: 3 vcpus do not split evenly over 2 NUMA nodes");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nmodes: [fast]\n",
