@@ -3,13 +3,15 @@
 #
 # Usage:
 #   Rscript stats/gate.R --db PATH --baseline V1 --candidate V2
-#       [--threshold 5%] [--alpha 0.05] [--min-runs 5] [--matrix NAME[,NAME]]
-#       [--since ISO-DATE] [--metrics p50[,p90,p99]] [--seed 1] [--resamples 2000]
-#       [--json [FILE|-]] [--junit FILE] [--no-power-check] [--quiet]
+#       [--threshold 5%] [--alpha 0.05] [--stat mean,p90] [--min-runs 3]
+#       [--matrix NAME[,NAME]] [--since ISO-DATE] [--allow-config]
+#       [--json [FILE|-]] [--junit FILE] [--quiet]
 #
-# Exit status: 0 pass, 1 significant slowdown beyond the threshold,
-# 2 hard failure in the candidate, 3 not enough data,
-# 64 bad command line (one line on stderr names the bad value), 70 internal error.
+# Exit status: 0 pass (a slowdown beyond the threshold is ruled out in
+# every cell), 1 slowdown (or more failures), 2 hard failure in the
+# candidate or sides not comparable, 3 inconclusive (the runs per side that
+# would decide are said), 64 bad command line (one line on stderr names the
+# bad value), 70 internal error.  The rule is in R/gate.R.
 # Text goes to stdout; with --json alone (or --json -) the JSON goes to stdout
 # and the text to stderr.
 
@@ -21,15 +23,24 @@ source(file.path(local({
 
 GATE_USAGE <- paste(
   "usage: gate.R --db PATH --baseline V1 --candidate V2 [--threshold 5%] [--alpha 0.05]",
-  "[--min-runs 5] [--matrix NAME] [--since DATE] [--metrics p50] [--seed N] [--resamples N]",
-  "[--json [FILE|-]] [--junit FILE] [--no-power-check] [--quiet]"
+  "[--stat mean,p90] [--min-runs 3] [--matrix NAME] [--since DATE] [--allow-config]",
+  "[--json [FILE|-]] [--junit FILE] [--quiet]"
 )
+
+parse_stats <- function(x) {
+  v <- parse_list(x, "stat")
+  bad <- setdiff(v, names(GATE_STATS))
+  if (length(bad)) {
+    usage_error("bad value for --stat: '%s' (known: %s)", bad[1], paste(names(GATE_STATS), collapse = ", "))
+  }
+  unique(v)
+}
 
 gate_main <- function(args) {
   spec <- c(db = "value", baseline = "value", candidate = "value", threshold = "value",
             alpha = "value", "min-runs" = "value", matrix = "value", since = "value",
-            metrics = "value", seed = "value", resamples = "value", json = "optional",
-            junit = "value", "no-power-check" = "flag", quiet = "flag", help = "flag")
+            stat = "value", json = "optional", junit = "value", "allow-config" = "flag",
+            quiet = "flag", help = "flag")
   opts <- parse_cli(args, spec)
   if (isTRUE(opts$help)) {
     cat(GATE_USAGE, "\n", sep = "")
@@ -42,12 +53,10 @@ gate_main <- function(args) {
   db <- check_db(opts$db)
   threshold <- if (is.null(opts$threshold)) 0.05 else parse_fraction(opts$threshold, "threshold")
   alpha <- if (is.null(opts$alpha)) 0.05 else parse_alpha(opts$alpha)
-  min_runs <- if (is.null(opts[["min-runs"]])) 5 else parse_int(opts[["min-runs"]], "min-runs", 1)
+  min_runs <- if (is.null(opts[["min-runs"]])) 3 else parse_int(opts[["min-runs"]], "min-runs", 2)
   matrix <- if (is.null(opts$matrix)) NULL else check_known(db, "matrix", parse_list(opts$matrix, "matrix"), "matrix")
   since <- if (is.null(opts$since)) NULL else parse_since(opts$since)
-  metrics <- if (is.null(opts$metrics)) "p50" else parse_metrics(opts$metrics)
-  seed <- if (is.null(opts$seed)) 1 else parse_int(opts$seed, "seed", 0)
-  resamples <- if (is.null(opts$resamples)) 2000 else parse_int(opts$resamples, "resamples", 2000)
+  stats <- if (is.null(opts$stat)) GATE_DEFAULT_STATS else parse_stats(opts$stat)
   check_known(db, "variant", opts$baseline, "baseline")
   check_known(db, "variant", opts$candidate, "candidate")
   if (identical(opts$baseline, opts$candidate)) {
@@ -63,8 +72,8 @@ gate_main <- function(args) {
 
   res <- gate(db, baseline = opts$baseline, candidate = opts$candidate,
               threshold = threshold, alpha = alpha, min_runs = min_runs,
-              matrix = matrix, since = since, metrics = metrics, R = resamples,
-              seed = seed, check_power = !isTRUE(opts[["no-power-check"]]))
+              matrix = matrix, since = since, stats = stats,
+              allow_config = isTRUE(opts[["allow-config"]]))
 
   if (!isTRUE(opts$quiet)) {
     cat(res$text, sep = "\n", file = if (json_stdout) stderr() else stdout())

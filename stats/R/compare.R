@@ -222,6 +222,14 @@ compare_gp_modes <- function(run_table, variants = NULL, metrics = "p50",
   out
 }
 
+# Smallest equal number of runs per side for which a complete separation
+# gives p * m < alpha (two-sided, no ties).
+runs_for_decidability <- function(m, alpha) {
+  n <- 2
+  while (2 / choose(2 * n, n) * m >= alpha && n < 1000) n <- n + 1
+  n
+}
+
 # A sentence when some rows of a comparison table cannot become significant
 # whatever the data: smallest attainable p (complete separation of the runs)
 # times the Holm family size is >= alpha. NULL when every row can.

@@ -4,6 +4,15 @@
 # precision; data.frames as arrays of row objects.
 gate_json <- function(res, pretty = TRUE) {
   cav <- res$caveats
+  rows <- res$rows
+  if (!is.null(rows)) {
+    rows$runs_needed <- ifelse(is.infinite(rows$runs_needed), NA, rows$runs_needed)
+    # +-Inf bounds (not reachable with so few runs) become null
+    for (k in c("lower", "upper", "estimate")) rows[[k]][!is.finite(rows[[k]])] <- NA
+  }
+  cells <- res$cells
+  cells$runs_needed_unbounded <- is.infinite(cells$runs_needed)
+  cells$runs_needed[is.infinite(cells$runs_needed)] <- NA
   obj <- list(
     status = res$status,
     status_name = res$status_name,
@@ -12,10 +21,12 @@ gate_json <- function(res, pretty = TRUE) {
     matrix = if (is.null(res$matrix)) NULL else res$matrix,
     threshold = res$threshold,
     alpha = res$alpha,
+    alpha_per_stat = res$alpha_stat,
+    stats = I(res$stats),
+    reported = I(res$reported),
     min_runs = res$min_runs,
-    metrics = I(res$metrics),
-    conf = res$conf,
-    family_size = res$family_size,
+    rule = paste("PASS: one-sided upper bound < threshold; SLOWDOWN: Holm-adjusted one-sided",
+                 "rank-sum p < alpha_per_stat and estimate > threshold; else INCONCLUSIVE"),
     caveats = list(
       text = res$caveat_text,
       accel = I(cav$accel),
@@ -24,8 +35,10 @@ gate_json <- function(res, pretty = TRUE) {
       host_pus = I(cav$host_pus),
       hosts = I(cav$hosts)
     ),
-    cells = res$verdicts,
-    comparisons = res$comparisons,
+    cells = cells,
+    rows = rows,
+    failures = res$failures,
+    refused = res$refused,
     hard_failures = res$hard_failures,
     text = I(res$text)
   )
@@ -54,35 +67,52 @@ xml_escape <- function(x, attr = FALSE) {
 }
 
 # JUnit XML of a gate result: one <testcase> per cell; <failure> for a
-# significant slowdown, <error> for a hard failure, <skipped> for not enough
-# data (or too little power); passing cells are empty testcases.
+# slowdown, <error> for a hard failure or a refused comparison, <skipped>
+# for an inconclusive cell; passing cells are empty testcases.  The
+# message carries the rows: estimate, bounds, level, p and runs-needed.
 gate_junit <- function(res) {
-  v <- res$verdicts
+  v <- res$cells
   suite <- sprintf("rcuwb.gate.%s-vs-%s", res$candidate, res$baseline)
-  n_fail <- sum(v$verdict == "slowdown")
-  n_err <- sum(v$verdict == "hard-failure")
-  n_skip <- sum(v$verdict %in% c("insufficient", "underpowered"))
+  blocked <- nrow(res$hard_failures) > 0 || nrow(res$refused) > 0
+  msg_of <- function(i) {
+    r <- res$rows[res$rows$cell == v$cell[i] & res$rows$matrix == v$matrix[i], , drop = FALSE]
+    paste(c(v$verdict[i], gate_row_text(r)), collapse = "; ")
+  }
   cases <- vapply(seq_len(nrow(v)), function(i) {
-    msg <- v$message[i]
+    msg <- msg_of(i)
     body <- switch(
       v$verdict[i],
-      "hard-failure" = sprintf('      <error type="hard-failure" message="%s">%s</error>\n',
-                               xml_escape(msg, TRUE), xml_escape(msg)),
-      slowdown = sprintf('      <failure type="slowdown" message="%s">%s</failure>\n',
+      SLOWDOWN = sprintf('      <failure type="slowdown" message="%s">%s</failure>\n',
                          xml_escape(msg, TRUE), xml_escape(msg)),
-      insufficient = sprintf('      <skipped message="%s"/>\n', xml_escape(msg, TRUE)),
-      underpowered = sprintf('      <skipped message="%s"/>\n', xml_escape(msg, TRUE)),
+      INCONCLUSIVE = sprintf('      <skipped message="%s"/>\n', xml_escape(msg, TRUE)),
       ""
     )
     open <- sprintf('    <testcase classname="%s" name="%s" time="0"',
                     xml_escape(suite, TRUE), xml_escape(v$cell[i], TRUE))
-    if (nzchar(body)) {
-      paste0(open, ">\n", body, "    </testcase>\n")
-    } else {
-      paste0(open, "/>\n")
-    }
+    if (nzchar(body)) paste0(open, ">\n", body, "    </testcase>\n") else paste0(open, "/>\n")
   }, character(1))
-  if (!nrow(v)) {
+  n_fail <- sum(v$verdict == "SLOWDOWN")
+  n_skip <- sum(v$verdict == "INCONCLUSIVE")
+  n_err <- 0L
+  if (blocked) {
+    bad <- c(if (nrow(res$hard_failures)) {
+      h <- res$hard_failures
+      sprintf("%s: run %s %s%s", h$cell, h$run_id, h$outcome,
+              ifelse(nzchar(h$detail), paste0(": ", h$detail), ""))
+    }, if (nrow(res$refused)) {
+      f <- res$refused
+      sprintf("%s: %s differs (%s vs %s)", f$cell, f$field, f$baseline, f$candidate)
+    })
+    for (b in bad) {
+      cases <- c(cases, sprintf(paste0('    <testcase classname="%s" name="%s" time="0">\n',
+                                       '      <error type="hard-failure" message="%s">%s</error>\n',
+                                       '    </testcase>\n'),
+                                xml_escape(suite, TRUE), xml_escape(sub(":.*", "", b), TRUE),
+                                xml_escape(b, TRUE), xml_escape(b)))
+      n_err <- n_err + 1L
+    }
+  }
+  if (!length(cases)) {
     n_skip <- 1L
     cases <- sprintf(paste0('    <testcase classname="%s" name="(no cells)" time="0">\n',
                             '      <skipped message="%s"/>\n    </testcase>\n'),
@@ -92,7 +122,7 @@ gate_junit <- function(res) {
   props <- c(
     baseline = res$baseline, candidate = res$candidate,
     threshold = format(res$threshold), alpha = format(res$alpha),
-    min_runs = format(res$min_runs), metrics = paste(res$metrics, collapse = ","),
+    alpha_per_stat = format(res$alpha_stat), stats = paste(res$stats, collapse = ","),
     status = format(res$status), status_name = res$status_name,
     caveats = res$caveat_text
   )

@@ -1,155 +1,333 @@
-# The regression gate: candidate variant vs baseline variant, per cell.
+# The regression gate: candidate variant vs baseline variant, cell by cell.
 #
-# Status codes (also the exit code of stats/gate.R), in order of precedence:
-#   2  hard failure: some candidate run ended deadlock, rcuscale-aborted,
-#      crash, badness, topology-mismatch or rcuscale-error (named).
-#   1  significant slowdown beyond the threshold in some cell: Holm-adjusted
-#      Mann-Whitney p < alpha AND relative change (Hodges-Lehmann shift /
-#      baseline median) > threshold (cell, size and CI named).
-#   3  not enough data: some cell has fewer than min_runs usable (ok, with
-#      samples) runs on a side (says how many more are needed), or, with
-#      check_power, so few runs that the test cannot reach significance at
-#      all (smallest attainable p * number of tests >= alpha: even a complete
-#      separation of the runs could not pass Holm's first step).
-#   0  pass.
-# A slowdown found in one cell is reported even if another lacks data (a
-# detected slowdown stands on its own); harness failures of the candidate
-# (timeout, qemu-failed, interrupted) are not hard failures but reduce the
-# usable runs.
+# Order of the checks, and the status (also the exit code of stats/gate.R):
+#   2  HARD FAILURE: some candidate run ended deadlock, rcuscale-aborted,
+#      crash, badness, topology-mismatch or rcuscale-error (named); or the
+#      sides are not comparable (accelerator, QEMU, libvirt, host, host PUs,
+#      oversubscription or kernel config differ; the difference is named).
+#      Nothing else is computed for a refused comparison.
+#   1  SLOWDOWN: in some cell a gated statistic is slower beyond the
+#      threshold (rule below), or the candidate fails (timeout, qemu-failed,
+#      no samples, ...) significantly more often than the baseline
+#      (one-sided Fisher exact test, Holm over the testable cells).
+#   3  INCONCLUSIVE: no slowdown shown, but some row is not ruled out
+#      either (each says how many runs per side would decide it), or there
+#      is nothing to compare.
+#   0  PASS: in every cell and gated statistic a slowdown beyond the
+#      threshold is ruled out.
+#
+# Rows (cell x statistic).  Gated by default: the per-run mean (the kernel
+# script's "average") and the per-run p90; reported beside them, never
+# gated: p50 and p99.  Alpha is split evenly between the gated statistics
+# (a = alpha / 2 each by default).  Per row, on the log scale (see
+# verdict.R): the Hodges-Lehmann estimate of the relative change, its
+# one-sided (1 - a) Moses lower and upper bounds, and the one-sided
+# rank-sum p-value of "the candidate is not slower".
+#   PASS          upper bound < +threshold.  The gate's PASS claims this for
+#                 every row at once; by the intersection-union principle
+#                 (Berger 1982) that claim is wrong with probability <= a
+#                 per statistic, without a multiplicity correction.
+#   SLOWDOWN      Holm-adjusted p < a (Holm within the statistic, over its
+#                 testable rows only: Tarone 1990, a row that cannot reach
+#                 a at all, e.g. 3+3 runs, is not counted) AND the estimate
+#                 > +threshold.
+#   INCONCLUSIVE  neither; with the runs per side that would decide it at
+#                 the measured spread (normal approximation, rank-test
+#                 efficiency 3/pi).
+# A timed-out rcuscale run of either side is a censored latency: +Inf for
+# every statistic (at least the timeout, slower than any finished run).
 
 GATE_STATUS_NAMES <- c("0" = "PASS", "1" = "SLOWDOWN", "2" = "HARD FAILURE",
-                       "3" = "NOT ENOUGH DATA")
+                       "3" = "INCONCLUSIVE")
+GATE_STATS <- c(mean = "avg_us", p50 = "p50_us", p90 = "p90_us", p99 = "p99_us")
+GATE_DEFAULT_STATS <- c("mean", "p90")
+GATE_REPORTED_STATS <- c("p50", "p99")
+# Outcomes that are neither a result nor the kernel's fault: left out of
+# the failure counts (host-busy runs are left out everywhere).
+GATE_NOT_COUNTED <- c("interrupted", "host-busy")
+# Fields two sides must share, and the words used to name them.
+GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
+                     libvirt_version = "libvirt version", host = "host",
+                     host_pus = "host PUs", oversub = "oversubscription")
 
-# Smallest equal number of runs per side for which a complete separation
-# gives p * m < alpha (no ties).
-runs_for_decidability <- function(m, alpha) {
-  n <- 2
-  while (2 / choose(2 * n, n) * m >= alpha && n < 1000) n <- n + 1
-  n
+# The stable name of a cell, from the run's own fields only: the runner's
+# topology name (first segment of runs.cell, written from the topology),
+# the GP mode, rcuscale's writers, readers ("-ea": QEMU's own threads pinned
+# apart from the vCPUs) and holdoff, the kernel config
+# that moves GP latency (HZ, preemption, NO_HZ) and the extra boot
+# parameters, e.g. "v2-n1/normal/w1-r0/h0/hz250-preempt-idle".  It is the
+# same whatever else is loaded (no matrix, no variant in it).  `drop`
+# leaves parts out ("config", "holdoff") for comparisons that are about them.
+cell_key <- function(runs, drop = character()) {
+  if (!nrow(runs)) return(character())
+  topo <- sub("/.*", "", runs$cell)
+  kind <- ifelse(is.na(runs$kind), "rcuscale", runs$kind)
+  mode <- ifelse(kind == "rcuscale", ifelse(is.na(runs$gp_mode), "?", runs$gp_mode),
+                 sub("^[^/]*/([^/]*).*", "\\1", runs$cell))
+  num <- function(x) ifelse(is.na(x), "?", format(x, scientific = FALSE, trim = TRUE))
+  pinned <- if (is.null(runs$pinned)) rep(NA_character_, nrow(runs)) else runs$pinned
+  wr <- ifelse(kind == "rcuscale", sprintf("w%s-r%s%s", num(runs$nwriters), num(runs$nreaders),
+                                           ifelse(grepl("emulator:", pinned), "-ea", "")), "")
+  cmd <- if (is.null(runs$cmdline)) rep(NA_character_, nrow(runs)) else runs$cmdline
+  param <- function(name) {
+    hit <- regmatches(cmd, regexpr(paste0("rcuscale\\.", name, "=[0-9]+"), cmd))
+    out <- rep(NA_character_, length(cmd))
+    out[!is.na(cmd) & grepl(paste0("rcuscale\\.", name, "="), cmd)] <- sub(".*=", "", hit)
+    out
+  }
+  # the last rcuscale.holdoff= on the command line is the one the kernel uses
+  hold <- vapply(cmd, function(x) {
+    if (is.na(x)) return(NA_character_)
+    m <- regmatches(x, gregexpr("rcuscale\\.holdoff=[0-9]+", x))[[1]]
+    if (length(m)) sub(".*=", "", m[length(m)]) else NA_character_
+  }, character(1), USE.NAMES = FALSE)
+  wh <- param("writer_holdoff")
+  h <- ifelse(kind != "rcuscale" | "holdoff" %in% drop, "",
+              paste0("h", ifelse(is.na(hold), "?", hold),
+                     ifelse(is.na(wh) | wh == "0", "", paste0("-wh", wh))))
+  col <- function(x) if (is.null(runs[[x]])) rep(NA, nrow(runs)) else runs[[x]]
+  cfg <- if ("config" %in% drop) rep("", nrow(runs)) else
+    sprintf("hz%s-%s-%s", num(col("kconfig_hz")),
+            ifelse(is.na(col("kconfig_preempt")), "?", col("kconfig_preempt")),
+            ifelse(is.na(col("kconfig_nohz")), "?", col("kconfig_nohz")))
+  bp <- ifelse(is.na(runs$boot_params), "", runs$boot_params)
+  # holdoff given as a boot parameter is already in h
+  bp <- trimws(gsub("(^|[[:space:]])rcuscale\\.holdoff=[0-9]+", " ", bp))
+  parts <- cbind(topo, mode, wr, h, cfg, bp)
+  apply(parts, 1, function(p) paste(p[nzchar(p)], collapse = "/"))
 }
 
 # Run the gate. `db`: path or DBI connection. threshold: fraction (0.05 = 5%).
-# Returns a list: status, status_name, verdicts (one row per cell),
-# comparisons (compare_variants() rows), hard_failures (candidate runs),
-# caveats, text (human-readable lines) and the parameters.
 gate <- function(db, baseline, candidate, threshold = 0.05, alpha = 0.05,
-                 min_runs = 5, matrix = NULL, since = NULL, metrics = "p50",
-                 conf = 0.95, R = 2000, seed = 1, check_power = TRUE) {
+                 min_runs = 3, matrix = NULL, since = NULL,
+                 stats = GATE_DEFAULT_STATS, allow_config = FALSE) {
   stopifnot(is.character(baseline), length(baseline) == 1,
             is.character(candidate), length(candidate) == 1,
             is.numeric(threshold), threshold >= 0,
-            is.numeric(alpha), alpha > 0, alpha < 1,
-            is.numeric(min_runs), min_runs >= 1)
+            is.numeric(alpha), alpha > 0, alpha < 1)
   with_db(db, function(con) {
     runs <- read_runs(con, matrix = matrix, variants = c(baseline, candidate), since = since)
     samples <- read_samples(con, matrix = matrix, variants = c(baseline, candidate), since = since)
     rt <- build_run_table(runs, run_stats(samples))
-    gate_run_table(rt, baseline, candidate, threshold, alpha, min_runs,
-                   metrics, conf, R, seed, check_power, matrix)
+    gate_run_table(rt, baseline, candidate, threshold = threshold, alpha = alpha,
+                   min_runs = min_runs, stats = stats, matrix = matrix,
+                   allow_config = allow_config)
   })
+}
+
+# Fields that differ between the two sides of one cell: data.frame(cell,
+# field, baseline, candidate), no rows when comparable.
+gate_comparability <- function(rt, baseline, candidate, allow_config = FALSE) {
+  rows <- list()
+  vals <- function(x) {
+    x <- x[!is.na(x)]
+    if (is.numeric(x)) x <- round(x, 2)
+    paste(sort(unique(as.character(x))), collapse = ",")
+  }
+  for (g in split(rt, rt$group, drop = TRUE)) {
+    a <- g[g$variant == baseline, , drop = FALSE]
+    b <- g[g$variant == candidate, , drop = FALSE]
+    if (!nrow(a) || !nrow(b)) next
+    for (f in names(GATE_COMPARABLE)) {
+      if (is.null(g[[f]])) next
+      va <- vals(a[[f]])
+      vb <- vals(b[[f]])
+      if (nzchar(va) && nzchar(vb) && va != vb) {
+        rows[[length(rows) + 1]] <- data.frame(cell = g$cell[1], matrix = g$matrix[1],
+                                               field = GATE_COMPARABLE[[f]],
+                                               baseline = va, candidate = vb)
+      }
+    }
+  }
+  # the same cell apart from the kernel config on the two sides
+  if (!allow_config && nrow(rt)) {
+    bare <- paste(rt$matrix, cell_key(rt, drop = "config"))
+    for (k in unique(bare)) {
+      g <- rt[bare == k, , drop = FALSE]
+      ca <- unique(g$config[g$variant == baseline])
+      cb <- unique(g$config[g$variant == candidate])
+      if (length(ca) && length(cb) && !setequal(ca, cb)) {
+        rows[[length(rows) + 1]] <- data.frame(
+          cell = cell_key(g[1, , drop = FALSE], drop = "config"), matrix = g$matrix[1],
+          field = "kernel config", baseline = paste(ca, collapse = ","),
+          candidate = paste(cb, collapse = ","))
+      }
+    }
+  }
+  if (!length(rows)) {
+    return(data.frame(cell = character(), matrix = character(), field = character(),
+                      baseline = character(), candidate = character()))
+  }
+  do.call(rbind, rows)
+}
+
+# The per-run values of `stat` for one side of a cell: usable runs' values
+# and +Inf for each timed-out rcuscale run.
+side_values <- function(g, stat) {
+  col <- GATE_STATS[[stat]]
+  c(g[[col]][g$usable], rep(Inf, sum(g$status == "timeout" & g$kind == "rcuscale")))
+}
+
+# The rows of one statistic over all groups, verdicts included.
+gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
+                           min_runs, gated) {
+  rows <- lapply(groups, function(g) {
+    old <- side_values(g[g$variant == baseline, , drop = FALSE], stat)
+    new <- side_values(g[g$variant == candidate, , drop = FALSE], stat)
+    x <- log_compare(old, new, a = a)
+    data.frame(cell = g$cell[1], matrix = g$matrix[1], stat = stat, gated = gated,
+               n_old = x$n_old, n_new = x$n_new, censored_old = x$censored_old,
+               censored_new = x$censored_new, estimate = x$rel, lower = x$rel_lo,
+               upper = x$rel_hi, level = 1 - a, p = x$p, sd_log = x$sd,
+               min_p = min_p_one_sided(x$n_new, x$n_old), shift = x$shift, hi = x$hi)
+  })
+  tab <- do.call(rbind, rows)
+  enough <- tab$n_old >= min_runs & tab$n_new >= min_runs
+  tab$testable <- enough & tarone_testable(ifelse(enough, tab$min_p, NA), a)
+  tab$p_holm <- holm_within(tab$p, tab$testable)
+  tab$family <- sum(tab$testable)
+  tab$verdict <- row_verdict(tab$hi, tab$shift, tab$p_holm, tab$testable, threshold, a)
+  tab$runs_needed <- NA_real_
+  und <- tab$verdict == "INCONCLUSIVE"
+  m <- max(1, tab$family[1])
+  tab$runs_needed[und] <- vapply(which(und), function(i) {
+    runs_needed(tab$shift[i], tab$sd_log[i], threshold, a, a / m)
+  }, numeric(1))
+  if (!gated) {
+    tab$verdict <- paste0("(", tolower(tab$verdict), ")")
+    tab$p_holm <- NA_real_
+    tab$testable <- FALSE
+    tab$runs_needed <- NA_real_
+  }
+  tab$shift <- NULL
+  tab$hi <- NULL
+  tab
+}
+
+# Failure rows: one per group, a one-sided Fisher test of the candidate's
+# failure share against the baseline's (Holm over the testable groups).
+gate_failure_rows <- function(groups, baseline, candidate, alpha) {
+  rows <- lapply(groups, function(g) {
+    g <- g[g$kind == "rcuscale" & !(g$status %in% GATE_NOT_COUNTED), , drop = FALSE]
+    a <- g[g$variant == baseline, , drop = FALSE]
+    b <- g[g$variant == candidate, , drop = FALSE]
+    fa <- sum(a$status != "ok")
+    fb <- sum(b$status != "ok")
+    data.frame(cell = if (nrow(g)) g$cell[1] else NA, matrix = if (nrow(g)) g$matrix[1] else NA,
+               runs_old = nrow(a), failed_old = fa, runs_new = nrow(b), failed_new = fb,
+               what_new = outcome_counts(b$status[b$status != "ok"]),
+               p = failure_test(fa, nrow(a), fb, nrow(b)),
+               min_p = failure_min_p(nrow(a), nrow(b), fa + fb))
+  })
+  tab <- do.call(rbind, rows)
+  tab <- tab[!is.na(tab$cell), , drop = FALSE]
+  if (!nrow(tab)) return(tab)
+  tab$testable <- !is.na(tab$p) & tarone_testable(ifelse(is.na(tab$p), NA, tab$min_p), alpha)
+  tab$p_holm <- holm_within(tab$p, tab$testable)
+  tab$verdict <- ifelse(tab$testable & tab$p_holm < alpha, "MORE FAILURES", "ok")
+  tab
 }
 
 # The gate on an already built run table (see build_run_table()).
 gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
-                           alpha = 0.05, min_runs = 5, metrics = "p50",
-                           conf = 0.95, R = 2000, seed = 1,
-                           check_power = TRUE, matrix = NULL) {
+                           alpha = 0.05, min_runs = 3, stats = GATE_DEFAULT_STATS,
+                           report = GATE_REPORTED_STATS, matrix = NULL,
+                           allow_config = FALSE) {
+  stopifnot(all(stats %in% names(GATE_STATS)), length(stats) >= 1)
+  report <- setdiff(report, stats)
+  a <- alpha / length(stats)
+  rt <- rt[rt$variant %in% c(baseline, candidate), , drop = FALSE]
+  rt$matrix[is.na(rt$matrix)] <- ""
+  rt$config <- if (nrow(rt)) sub(".*/(hz[^/]*).*", "\\1", cell_key(rt)) else character()
+  rt$group <- paste(rt$matrix, rt$cell, sep = "\r")
+  res <- list(baseline = baseline, candidate = candidate, matrix = matrix,
+              threshold = threshold, alpha = alpha, alpha_stat = a, stats = stats,
+              reported = report, min_runs = min_runs,
+              caveats = caveat_info(rt), caveat_text = caveat_text(rt))
+
   hard <- rt[rt$variant == candidate & rt$outcome %in% RCUWB_HARD_FAILURES, , drop = FALSE]
-  hard <- data.frame(
+  res$hard_failures <- data.frame(
     run_id = hard$id, cell = hard$cell, kind = hard$kind, rep = hard$rep,
     outcome = hard$outcome,
     detail = ifelse(is.na(hard$outcome_detail), "", hard$outcome_detail)
   )
-  cmp <- compare_variants(rt, baseline, candidate, metrics = metrics, conf = conf,
-                          R = R, seed = seed, alpha = alpha)
-  m <- max(1, cmp$family_size[1] %||% 1, na.rm = TRUE)
-  cells <- sort(unique(c(cmp$cell, hard$cell)))
-  verdicts <- lapply(cells, function(cell) {
-    c_rows <- cmp[cmp$cell == cell, , drop = FALSE]
-    h_rows <- hard[hard$cell == cell, , drop = FALSE]
-    n_old <- if (nrow(c_rows)) c_rows$n_old[1] else 0L
-    n_new <- if (nrow(c_rows)) c_rows$n_new[1] else 0L
-    slow <- c_rows[c_rows$significant & !is.na(c_rows$rel_change) &
-                     c_rows$rel_change > threshold, , drop = FALSE]
-    # Probe-only cells (no rcuscale runs) have no latency comparison.
-    need_old <- if (nrow(c_rows)) max(0, min_runs - n_old) else 0
-    need_new <- if (nrow(c_rows)) max(0, min_runs - n_new) else 0
-    msgs <- character()
-    verdict <- "pass"
-    if (nrow(h_rows)) {
-      verdict <- "hard-failure"
-      msgs <- c(msgs, sprintf("run %s (%s rep %s) %s%s", h_rows$run_id, h_rows$kind,
-                              h_rows$rep, h_rows$outcome,
-                              ifelse(nzchar(h_rows$detail), paste0(": ", h_rows$detail), "")))
-    }
-    if (nrow(slow)) {
-      if (verdict == "pass") verdict <- "slowdown"
-      msgs <- c(msgs, sprintf(
-        "%s %s [%s%% CI %s, %s] p_holm=%s n=%d+%d (%s %s -> %s %s)",
-        slow$metric, fmt_pct(slow$rel_change), format(round(100 * slow$ci_level, 1)),
-        fmt_pct(slow$rel_lo), fmt_pct(slow$rel_hi), fmt_p(slow$p_holm),
-        slow$n_old, slow$n_new, baseline, fmt_time_us(slow$old_median),
-        candidate, fmt_time_us(slow$new_median)))
-    }
-    if (need_old > 0 || need_new > 0) {
-      if (verdict == "pass") verdict <- "insufficient"
-      parts <- c(
-        if (need_old > 0) sprintf("%d more %s run%s", need_old, baseline, if (need_old > 1) "s" else ""),
-        if (need_new > 0) sprintf("%d more %s run%s", need_new, candidate, if (need_new > 1) "s" else "")
-      )
-      msgs <- c(msgs, sprintf("ok runs %d+%d < min %d: need %s", n_old, n_new,
-                              as.integer(min_runs), paste(parts, collapse = " and ")))
-    } else if (check_power && verdict == "pass" && nrow(c_rows) &&
-               !any(c_rows$significant) &&
-               min_attainable_p(n_new, n_old) * m >= alpha) {
-      verdict <- "underpowered"
-      n_req <- runs_for_decidability(m, alpha)
-      add_old <- max(0, n_req - n_old)
-      add_new <- max(0, n_req - n_new)
-      msgs <- c(msgs, sprintf(paste(
-        "ok runs %d+%d cannot reach significance: smallest attainable p %.4f x %d tests >= alpha %s;",
-        "need %d more %s and %d more %s run(s) (%d per side)"),
-        n_old, n_new, min_attainable_p(n_new, n_old), m, format(alpha),
-        add_old, baseline, add_new, candidate, n_req))
-      need_old <- add_old
-      need_new <- add_new
-    }
-    if (verdict == "pass" && nrow(c_rows)) {
-      msgs <- c(msgs, sprintf("%s %s [%s, %s] p_holm=%s n=%d+%d", c_rows$metric,
-                              ifelse(c_rows$significant, fmt_pct(c_rows$rel_change),
-                                     paste("~", fmt_pct(c_rows$rel_change))),
-                              fmt_pct(c_rows$rel_lo), fmt_pct(c_rows$rel_hi),
-                              fmt_p(c_rows$p_holm), c_rows$n_old, c_rows$n_new))
-    }
-    data.frame(cell = cell, verdict = verdict, n_old = n_old, n_new = n_new,
-               needed_old = need_old, needed_new = need_new,
-               message = paste(msgs, collapse = "; "))
-  })
-  verdicts <- if (length(verdicts)) do.call(rbind, verdicts) else
-    data.frame(cell = character(), verdict = character(), n_old = integer(),
-               n_new = integer(), needed_old = numeric(), needed_new = numeric(),
-               message = character())
+  res$refused <- gate_comparability(rt, baseline, candidate, allow_config)
 
-  status <- if (nrow(hard)) {
+  scale <- rt[rt$kind == "rcuscale", , drop = FALSE]
+  groups <- split(scale, scale$group, drop = TRUE)
+  groups <- groups[order(vapply(groups, function(g) g$cell[1], ""),
+                         vapply(groups, function(g) g$matrix[1], ""))]
+  if (nrow(res$refused) || !length(groups)) {
+    res$rows <- NULL
+    res$failures <- NULL
+  } else {
+    res$rows <- do.call(rbind, c(
+      lapply(stats, function(s) gate_stat_rows(groups, baseline, candidate, s, threshold,
+                                               a, min_runs, TRUE)),
+      lapply(report, function(s) gate_stat_rows(groups, baseline, candidate, s, threshold,
+                                                a, min_runs, FALSE))))
+    rownames(res$rows) <- NULL
+    res$failures <- gate_failure_rows(groups, baseline, candidate, alpha)
+  }
+  res$cells <- gate_cells(res)
+  res$status <- if (nrow(res$hard_failures) || nrow(res$refused)) {
     2L
-  } else if (any(verdicts$verdict == "slowdown")) {
+  } else if (any(res$cells$verdict == "SLOWDOWN")) {
     1L
-  } else if (!nrow(verdicts) || any(verdicts$verdict %in% c("insufficient", "underpowered"))) {
+  } else if (!nrow(res$cells) || any(res$cells$verdict != "PASS")) {
     3L
   } else {
     0L
   }
-  res <- list(
-    status = status,
-    status_name = unname(GATE_STATUS_NAMES[as.character(status)]),
-    baseline = baseline, candidate = candidate, matrix = matrix,
-    threshold = threshold, alpha = alpha, min_runs = min_runs,
-    metrics = metrics, conf = conf, family_size = if (nrow(cmp)) cmp$family_size[1] else 0L,
-    verdicts = verdicts, comparisons = cmp, hard_failures = hard,
-    caveats = caveat_info(rt), caveat_text = caveat_text(rt)
-  )
+  res$status_name <- unname(GATE_STATUS_NAMES[as.character(res$status)])
   res$text <- gate_text(res)
   res
+}
+
+# One verdict per cell: SLOWDOWN if a gated row or its failure test says
+# so, else INCONCLUSIVE if a gated row does, else PASS; runs_needed is the
+# largest of its inconclusive rows.
+gate_cells <- function(res) {
+  r <- res$rows
+  if (is.null(r) || !nrow(r)) {
+    return(data.frame(cell = character(), matrix = character(), verdict = character(),
+                      n_old = integer(), n_new = integer(), runs_needed = numeric()))
+  }
+  r <- r[r$gated, , drop = FALSE]
+  keys <- unique(r[, c("cell", "matrix")])
+  out <- lapply(seq_len(nrow(keys)), function(i) {
+    x <- r[r$cell == keys$cell[i] & r$matrix == keys$matrix[i], , drop = FALSE]
+    f <- res$failures[res$failures$cell == keys$cell[i] & res$failures$matrix == keys$matrix[i], ,
+                      drop = FALSE]
+    more_fail <- nrow(f) && any(f$verdict == "MORE FAILURES")
+    v <- if (any(x$verdict == "SLOWDOWN") || more_fail) "SLOWDOWN" else
+      if (any(x$verdict == "INCONCLUSIVE")) "INCONCLUSIVE" else "PASS"
+    need <- x$runs_needed[x$verdict == "INCONCLUSIVE"]
+    data.frame(cell = keys$cell[i], matrix = keys$matrix[i], verdict = v,
+               n_old = x$n_old[1], n_new = x$n_new[1],
+               runs_needed = if (v == "INCONCLUSIVE" && length(need)) {
+                 if (all(is.na(need))) NA_real_ else max(need, na.rm = TRUE)
+               } else NA_real_)
+  })
+  do.call(rbind, out)
+}
+
+fmt_needed <- function(n) {
+  ifelse(is.na(n), "unknown", ifelse(is.infinite(n), sprintf("> %d", RUNS_NEEDED_CAP),
+                                     format(n, scientific = FALSE, trim = TRUE)))
+}
+
+# One line per row: "mean +1.2% [97.5% bounds -3.0%, +5.9%] p=0.31 n=5+5".
+gate_row_text <- function(r) {
+  bounds <- sprintf("[%s%% bounds %s, %s]", format(round(100 * r$level, 1)),
+                    fmt_pct(r$lower), fmt_pct(r$upper))
+  cens <- ifelse(r$censored_old + r$censored_new > 0,
+                 sprintf(" (%d+%d timed out)", r$censored_old, r$censored_new), "")
+  need <- ifelse(r$verdict == "INCONCLUSIVE",
+                 paste0("; decide with ", fmt_needed(r$runs_needed), " runs per side"), "")
+  sprintf("%s %s %s p=%s%s n=%d+%d%s%s", r$stat, fmt_pct(r$estimate), bounds, fmt_p(r$p),
+          ifelse(is.na(r$p_holm), "", paste0(" p_holm=", fmt_p(r$p_holm))),
+          r$n_old, r$n_new, cens, need)
 }
 
 # Human-readable lines for a gate result.
@@ -157,20 +335,53 @@ gate_text <- function(res) {
   head <- sprintf("rcuwb gate: %s (status %d): candidate '%s' vs baseline '%s'%s",
                   res$status_name, res$status, res$candidate, res$baseline,
                   if (is.null(res$matrix)) "" else paste0(" in matrix '", paste(res$matrix, collapse = ","), "'"))
-  params <- sprintf(paste(
-    "  threshold %s, alpha %s (Mann-Whitney, Holm over %d tests), min %d ok runs per side,",
-    "metric %s (median over runs of the per-run kernel percentile)"),
-    fmt_pct(res$threshold), format(res$alpha), res$family_size,
-    as.integer(res$min_runs), paste(res$metrics, collapse = ","))
+  rule <- sprintf(paste(
+    "  rule: PASS when the one-sided %s%% upper bound of the slowdown is below %s;",
+    "SLOWDOWN when the one-sided rank-sum test (Holm over testable cells) has p < %s and the",
+    "estimate is above %s; per-run %s on the log scale (alpha %s split), %s reported"),
+    format(round(100 * (1 - res$alpha_stat), 2)), fmt_pct(res$threshold), format(res$alpha_stat),
+    fmt_pct(res$threshold), paste(res$stats, collapse = " and "), format(res$alpha),
+    paste(res$reported, collapse = ", "))
   cav <- paste0("  caveat: ", res$caveat_text)
-  v <- res$verdicts
-  if (!nrow(v)) {
-    return(c(head, params, cav, sprintf("  no rcuscale runs of '%s' or '%s' found", res$baseline, res$candidate)))
+  lines <- c(head, rule, cav)
+  if (nrow(res$hard_failures)) {
+    h <- res$hard_failures
+    lines <- c(lines, sprintf("  HARD FAILURE  %s  run %s (%s rep %s) %s%s", h$cell, h$run_id,
+                              h$kind, h$rep, h$outcome,
+                              ifelse(nzchar(h$detail), paste0(": ", h$detail), "")))
   }
-  label <- c("hard-failure" = "HARD FAILURE", slowdown = "SLOWDOWN",
-             insufficient = "NOT ENOUGH", underpowered = "UNDERPOWERED", pass = "pass")
-  ord <- order(match(v$verdict, names(label)), v$cell)
-  v <- v[ord, , drop = FALSE]
-  lines <- align_columns(cbind(paste0("  ", label[v$verdict]), v$cell, v$message))
-  c(head, params, cav, lines)
+  if (nrow(res$refused)) {
+    f <- res$refused
+    lines <- c(lines, sprintf(
+      "  REFUSED  %s%s  %s differs: %s '%s', %s '%s' (measure both sides alike)",
+      f$cell, ifelse(nzchar(f$matrix), paste0(" [", f$matrix, "]"), ""), f$field,
+      res$baseline, f$baseline, res$candidate, f$candidate))
+    return(lines)
+  }
+  if (!nrow(res$cells)) {
+    return(c(lines, sprintf("  no rcuscale runs of '%s' or '%s' found", res$baseline, res$candidate)))
+  }
+  several <- length(unique(res$cells$matrix)) > 1
+  r <- res$rows
+  ord <- order(match(res$cells$verdict, c("SLOWDOWN", "INCONCLUSIVE", "PASS")), res$cells$cell)
+  for (i in ord) {
+    cl <- res$cells[i, ]
+    x <- r[r$cell == cl$cell & r$matrix == cl$matrix, , drop = FALSE]
+    f <- res$failures[res$failures$cell == cl$cell & res$failures$matrix == cl$matrix, , drop = FALSE]
+    name <- paste0(cl$cell, if (several) paste0(" [", cl$matrix, "]") else "")
+    extra <- if (cl$verdict == "INCONCLUSIVE") {
+      paste0(": decide with ", fmt_needed(cl$runs_needed), " runs per side")
+    } else ""
+    lines <- c(lines, sprintf("  %-12s  %s%s", cl$verdict, name, extra))
+    lines <- c(lines, paste0("      ", ifelse(x$gated, sprintf("%-12s ", x$verdict),
+                                                  sprintf("%-12s ", "(reported)")),
+                             gate_row_text(x)))
+    if (nrow(f) && (f$failed_old + f$failed_new) > 0) {
+      lines <- c(lines, sprintf("      %-12s failures %d/%d vs %d/%d%s p=%s", f$verdict,
+                                f$failed_new, f$runs_new, f$failed_old, f$runs_old,
+                                ifelse(nzchar(f$what_new), paste0(" (", f$what_new, ")"), ""),
+                                fmt_p(f$p)))
+    }
+  }
+  lines
 }

@@ -25,23 +25,11 @@ build_run_table <- function(runs, stats) {
   rt$usable <- scale & rt$outcome == "ok" & rt$n > 0 & !busy
   rt$status <- ifelse(rt$outcome == "ok" & busy, "host-busy",
                       ifelse(scale & rt$outcome == "ok" & rt$n == 0, "ok-no-samples", rt$outcome))
-  rt$cell <- qualify_shared_cells(rt$cell, rt$matrix)
+  # the runner's plan name stays in run_cell; cell is the stable key
+  rt$run_cell <- rt$cell
+  rt$cell <- cell_key(rt)
   rownames(rt) <- NULL
   rt
-}
-
-# A cell measured by several matrices (quick and full both have
-# "v2-n1/normal/w-1-r0") is kept apart as "matrix:cell" in every summary,
-# comparison and gate: each matrix interleaves its own variants, so runs of
-# different matrices (hours or days apart) are not pooled or paired.  Cells
-# of one matrix keep their plain names.
-qualify_shared_cells <- function(cell, matrix) {
-  if (!length(cell)) return(cell)
-  m <- ifelse(is.na(matrix), "", matrix)
-  n_matrices <- tapply(m, cell, function(x) length(unique(x)))
-  shared <- cell %in% names(n_matrices)[n_matrices > 1]
-  cell[shared] <- paste0(m[shared], ":", cell[shared])
-  cell
 }
 
 # Median of each row of a numeric matrix without NAs (one global sort,
@@ -93,7 +81,7 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
     out <- data.frame(cell = character(), variant = character())
     for (k in keep) out[[k]] <- run_table[[k]][0]
     out$runs <- integer(); out$ok <- integer(); out$failed <- integer()
-    out$outcomes <- character(); out$samples <- numeric()
+    out$outcomes <- character(); out$samples <- numeric(); out$max_oversub <- numeric()
     for (m in metrics) {
       out[[paste0(m, "_median")]] <- numeric()
       out[[paste0(m, "_lo")]] <- numeric()
@@ -101,7 +89,9 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
     }
     return(out)
   }
-  groups <- split(seq_len(nrow(rt)), list(rt$cell, rt$variant), drop = TRUE, sep = "\r")
+  # a cell measured by several matrices (quick and full) is kept apart per
+  # matrix: each matrix interleaves its own variants
+  groups <- split(seq_len(nrow(rt)), list(rt$matrix, rt$cell, rt$variant), drop = TRUE, sep = "\r")
   rows <- lapply(groups, function(i) {
     g <- rt[i, , drop = FALSE]
     u <- g[g$usable, , drop = FALSE]
@@ -112,6 +102,8 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
     row$failed <- nrow(g) - nrow(u)
     row$outcomes <- outcome_counts(g$status)
     row$samples <- sum(u$n)
+    ovs <- suppressWarnings(as.numeric(g$oversub))
+    row$max_oversub <- if (any(!is.na(ovs))) max(ovs, na.rm = TRUE) else NA_real_
     for (m in metrics) {
       ci <- boot_median_ci(u[[paste0(m, "_us")]], R = R, conf = conf, seed = seed)
       row[[paste0(m, "_median")]] <- ci[[1]]
@@ -121,7 +113,7 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
     row
   })
   out <- do.call(rbind, rows)
-  out <- out[order(out$cell, out$variant), , drop = FALSE]
+  out <- out[order(out$cell, out$matrix, out$variant), , drop = FALSE]
   rownames(out) <- NULL
   out
 }

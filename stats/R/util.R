@@ -28,9 +28,12 @@ cell_segments <- function(cell) strsplit(as.character(cell), "/", fixed = TRUE)
 # The cell key with its GP-mode segment replaced by "*", used to pair the
 # expedited and normal cells of the same topology and parameters:
 # "v4-n2/expedited/w2-r0" -> "v4-n2/*/w2-r0".
+# The holdoff segment ("h0", "h2") becomes "h*" too: under holdoff "boot"
+# the two modes get different holdoffs.
 cell_pair_key <- function(cell) {
   vapply(cell_segments(cell), function(s) {
-    paste(ifelse(s %in% c("normal", "expedited"), "*", s), collapse = "/")
+    s <- ifelse(s %in% c("normal", "expedited"), "*", s)
+    paste(sub("^h([0-9]+|[?])(-wh[0-9]+)?$", "h*\\2", s), collapse = "/")
   }, character(1))
 }
 

@@ -9,10 +9,10 @@ for (f in sort(list.files(file.path(stats_root, "R"), pattern = "\\.R$", full.na
 RCUWB_SCHEMA <- c(
   "CREATE TABLE runs(id INTEGER PRIMARY KEY, matrix TEXT, cell TEXT NOT NULL, rep INTEGER,
      kind TEXT NOT NULL, variant TEXT NOT NULL, kernel_version TEXT, config_sha TEXT,
-     kconfig_hz INTEGER, kconfig_preempt TEXT, gp_mode TEXT, nwriters INTEGER, nreaders INTEGER,
+     kconfig_hz INTEGER, kconfig_preempt TEXT, kconfig_nohz TEXT, gp_mode TEXT, nwriters INTEGER, nreaders INTEGER,
      boot_params TEXT, cmdline TEXT, vcpus INTEGER, sockets INTEGER, cores INTEGER,
      threads INTEGER, numa_nodes INTEGER, mem_mib INTEGER, accel TEXT, qemu_version TEXT,
-     libvirt_version TEXT, host TEXT, host_pus INTEGER, oversub REAL, started_at TEXT,
+     libvirt_version TEXT, host TEXT, host_pus INTEGER, pinned TEXT, oversub REAL, started_at TEXT,
      ended_at TEXT, wall_s REAL, outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER,
      guest_nodes INTEGER, boot_time_us INTEGER, gps INTEGER, batches INTEGER, run_dir TEXT,
      host_other_cpu REAL)",
@@ -20,6 +20,10 @@ RCUWB_SCHEMA <- c(
   "CREATE TABLE probes(run_id INTEGER, stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER,
      outcome TEXT, gp_exp INTEGER, gp_normal INTEGER)"
 )
+
+# The stable cell key (cell_key()) of a run that add_run() stores with the
+# runner's cell name `cell` and the default fields.
+K <- function(cell) paste0(cell, "/h3/hz250-full-idle")
 
 new_db <- function(path = tempfile(fileext = ".sqlite")) {
   con <- DBI::dbConnect(RSQLite::SQLite(), path)
@@ -42,18 +46,22 @@ add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
                     samples_ns = NULL, kind = "rcuscale", rep = 1L, matrix = "m1",
                     accel = "kvm", oversub = 0.5, host_pus = 8L, boot_params = "",
                     detail = NA_character_, started_at = "2025-01-01T00:00:00Z",
-                    host_other_cpu = NA_real_) {
+                    host_other_cpu = NA_real_, hz = 250L, qemu = "7.2.22",
+                    cmdline = "console=ttyS0 rcuscale.holdoff=3") {
   cc <- cell_columns(cell)
   con <- DBI::dbConnect(RSQLite::SQLite(), path)
   on.exit(DBI::dbDisconnect(con))
   DBI::dbExecute(con, paste(
     "INSERT INTO runs(matrix, cell, rep, kind, variant, kernel_version, gp_mode, nwriters,",
     "nreaders, boot_params, vcpus, sockets, cores, threads, numa_nodes, accel, host, host_pus,",
-    "oversub, started_at, outcome, outcome_detail, host_other_cpu)",
-    "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, 'testhost', ?, ?, ?, ?, ?, ?)"),
+    "oversub, started_at, outcome, outcome_detail, host_other_cpu, kconfig_hz,",
+    "kconfig_preempt, kconfig_nohz, qemu_version, libvirt_version, cmdline)",
+    "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, 'testhost', ?, ?, ?, ?, ?, ?,",
+    "?, 'full', 'idle', ?, '9.0.0', ?)"),
     params = list(matrix, cell, rep, kind, variant, cc$gp_mode, cc$nwriters, cc$nreaders,
                   boot_params, cc$vcpus, cc$vcpus, cc$numa_nodes, accel, host_pus, oversub,
-                  started_at, outcome, detail, host_other_cpu))
+                  started_at, outcome, detail, host_other_cpu, hz, qemu,
+                  paste(cmdline, boot_params)))
   id <- DBI::dbGetQuery(con, "SELECT last_insert_rowid() AS id")$id
   if (length(samples_ns)) {
     DBI::dbExecute(con, "INSERT INTO samples(run_id, writer, seq, duration_ns) VALUES (?, ?, ?, ?)",

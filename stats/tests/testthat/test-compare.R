@@ -107,7 +107,7 @@ cmp_table <- function() {
 
 test_that("compare_variants: one row per cell, Holm over testable cells", {
   cmp <- cmp_table()
-  expect_equal(cmp$cell, c("v4-n1/normal/w1-r0", "v4-n2/normal/w1-r0", "v8-n1/normal/w1-r0"))
+  expect_equal(cmp$cell, K(c("v4-n1/normal/w1-r0", "v4-n2/normal/w1-r0", "v8-n1/normal/w1-r0")))
   expect_equal(cmp$n_new, c(5, 5, 0))
   expect_equal(cmp$family_size, c(2, 2, 2))
   expect_equal(cmp$p_value[1], 2 / 252)
@@ -141,7 +141,7 @@ test_that("expedited vs normal pairs cells within each variant", {
   rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
   g <- compare_gp_modes(rt)
   expect_equal(nrow(g), 1)
-  expect_equal(g$cell, "v4-n1/*/w1-r0")
+  expect_equal(g$cell, "v4-n1/*/w1-r0/h*/hz250-full-idle")
   expect_equal(g$baseline, "stock:normal")
   expect_equal(g$candidate, "stock:expedited")
   expect_lt(g$rel_change, 0)
