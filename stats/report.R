@@ -5,7 +5,7 @@
 #   Rscript stats/report.R --db PATH --out DIR
 #       [--matrix NAME[,NAME]] [--variants V1,V2,...] [--since ISO-DATE]
 #       [--baseline V1] [--candidate V2[,V3...]] [--metrics p50[,p90,p99]]
-#       [--alpha 0.05] [--seed 1] [--resamples 2000] [--title TEXT] [--no-plots]
+#       [--alpha 0.05] [--threshold 5%] [--seed 1] [--resamples 2000] [--title TEXT] [--no-plots]
 #
 # Writes DIR/report.md, DIR/report.html, DIR/plots/*.{png,svg}, DIR/*.csv and
 # prints the paths of the two reports.
@@ -20,13 +20,14 @@ source(file.path(local({
 
 REPORT_USAGE <- paste(
   "usage: report.R --db PATH --out DIR [--matrix NAME] [--variants V1,V2] [--since DATE]",
-  "[--baseline V1] [--candidate V2[,V3]] [--metrics p50[,p90,p99]] [--alpha 0.05]",
+  "[--baseline V1] [--candidate V2[,V3]] [--metrics p50[,p90,p99]] [--alpha 0.05] [--threshold 5%]",
   "[--seed N] [--resamples N] [--title TEXT] [--no-plots]"
 )
 
 report_main <- function(args) {
   spec <- c(db = "value", out = "value", matrix = "value", variants = "value",
             since = "value", baseline = "value", candidate = "value", metrics = "value",
+            threshold = "value",
             alpha = "value", seed = "value", resamples = "value", title = "value",
             "no-plots" = "flag", help = "flag")
   opts <- parse_cli(args, spec)
@@ -56,6 +57,7 @@ report_main <- function(args) {
     if (!is.null(candidates)) variants <- union(variants, candidates)
   }
   metrics <- if (is.null(opts$metrics)) "p50" else parse_metrics(opts$metrics)
+  threshold <- if (is.null(opts$threshold)) 0.05 else parse_fraction(opts$threshold, "threshold")
   alpha <- if (is.null(opts$alpha)) 0.05 else parse_alpha(opts$alpha)
   seed <- if (is.null(opts$seed)) 1 else parse_int(opts$seed, "seed", 0)
   resamples <- if (is.null(opts$resamples)) 2000 else parse_int(opts$resamples, "resamples", 2000)
@@ -63,7 +65,7 @@ report_main <- function(args) {
 
   res <- write_report(db, out, matrix = matrix, variants = variants, since = since,
                       baseline = baseline, candidates = candidates,
-                      compare_metrics = metrics, alpha = alpha, R = resamples, seed = seed,
+                      compare_metrics = metrics, alpha = alpha, threshold = threshold, R = resamples, seed = seed,
                       title = title, plots = !isTRUE(opts[["no-plots"]]))
   cat(res$md, "\n", res$html, "\n", sep = "")
   0L

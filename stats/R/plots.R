@@ -39,6 +39,7 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
   d$matrix <- if (is.null(d$matrix)) "" else ifelse(is.na(d$matrix), "", d$matrix)
   d$line <- interaction(d$variant, d$params, d$matrix, drop = TRUE)
   d$numa_nodes <- ifelse(is.na(d$numa_nodes), 1, d$numa_nodes)
+  if (is.null(d$max_oversub)) d$max_oversub <- NA_real_
   several_params <- length(unique(d$params)) > 1
   several_matrices <- length(unique(d$matrix)) > 1
   dodge <- ggplot2::position_dodge(width = 0.12)
@@ -48,9 +49,16 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
   shown <- runs[paste(runs$cell, runs$variant) %in% paste(d$cell, d$variant), , drop = FALSE]
   # lines only where a line has two or more points (ggplot2 notes the rest)
   multi <- d[ave(seq_len(nrow(d)), d$line, FUN = length) > 1, , drop = FALSE]
+  over <- d[!is.na(d$max_oversub) & d$max_oversub > 1, , drop = FALSE]
+  over$what <- rep("oversubscribed (> 1 vCPU per host PU)", nrow(over))
   ggplot2::ggplot(d, aes_line) +
     ggplot2::geom_line(data = multi, position = dodge) +
     ggplot2::geom_point(position = dodge, size = 2) +
+    ggplot2::geom_point(data = over, ggplot2::aes(fill = what), position = dodge, size = 4.5,
+                        shape = 21, colour = "black", alpha = 0.25, stroke = 0.8) +
+    ggplot2::scale_fill_manual(values = c("oversubscribed (> 1 vCPU per host PU)" = "grey20"),
+                               name = NULL) +
+    ggplot2::scale_colour_manual(values = RCUWB_PALETTE) +
     ggplot2::geom_errorbar(ggplot2::aes(ymin = lo, ymax = hi), width = 0.1,
                            position = dodge, na.rm = TRUE) +
     ggplot2::scale_x_continuous(trans = "log2", breaks = sort(unique(d$vcpus))) +
@@ -99,6 +107,7 @@ plot_ecdf <- function(samples, run_table, total_points = 8000) {
   d <- ecdf_points(d, max_points = max(15, min(300, per_run)))
   ggplot2::ggplot(d, ggplot2::aes(x = us, y = frac, colour = variant, group = run_id)) +
     ggplot2::geom_step(alpha = 0.6, linewidth = 0.4) +
+    ggplot2::scale_colour_manual(values = RCUWB_PALETTE) +
     ggplot2::scale_x_log10(labels = time_labels,
                            guide = ggplot2::guide_axis(check.overlap = TRUE)) +
     ggplot2::facet_wrap(~cell, scales = "free_x") +
@@ -203,4 +212,65 @@ save_plot <- function(p, dir, name, width = 10, height = 6, dpi = 110) {
   grDevices::svg(svg_path, width = width, height = height)
   tryCatch(print(p), finally = grDevices::dev.off())
   c(png = png_path, svg = svg_path)
+}
+
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+RCUWB_PALETTE <- c("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
+                   "#56B4E9", "#F0E442", "#000000")
+VERDICT_COLOURS <- c(PASS = "#0072B2", SLOWDOWN = "#D55E00", INCONCLUSIVE = "#E69F00")
+
+# Forest plot of a gate result: per cell (rows) and gated statistic
+# (columns), the estimated relative change with its one-sided bounds (the
+# two of them together: the (1 - 2a) two-sided interval) against the
+# +/- threshold band, coloured by the row's verdict.  Bounds beyond the
+# axis are drawn to its edge with an arrow.
+plot_forest <- function(res, runs = NULL, limits = c(-0.6, 1.5)) {
+  r <- res$rows
+  if (is.null(r) || !nrow(r)) return(NULL)
+  r <- r[r$gated, , drop = FALSE]
+  r$label <- if (length(unique(r$matrix)) > 1) paste0(r$cell, " [", r$matrix, "]") else r$cell
+  clamp <- function(x) pmin(pmax(x, limits[1]), limits[2])
+  r$est <- clamp(r$estimate)
+  r$lo <- clamp(ifelse(is.na(r$lower), limits[1], r$lower))
+  r$hi <- clamp(ifelse(is.na(r$upper), limits[2], r$upper))
+  r$open_hi <- is.na(r$upper) | r$upper > limits[2]
+  r$open_lo <- is.na(r$lower) | r$lower < limits[1]
+  r$verdict <- factor(r$verdict, levels = names(VERDICT_COLOURS))
+  r$label <- factor(r$label, levels = rev(sort(unique(r$label))))
+  thr <- res$threshold
+  level <- 100 * (1 - 2 * res$alpha_stat)
+  arrow <- ggplot2::arrow(length = ggplot2::unit(0.08, "inches"), type = "closed")
+  p <- ggplot2::ggplot(r, ggplot2::aes(y = label, colour = verdict)) +
+    ggplot2::annotate("rect", xmin = -thr, xmax = thr, ymin = -Inf, ymax = Inf,
+                      fill = "grey85", alpha = 0.6) +
+    ggplot2::geom_vline(xintercept = 0, colour = "grey40") +
+    ggplot2::geom_vline(xintercept = c(-thr, thr), linetype = "dashed", colour = "grey30") +
+    ggplot2::geom_segment(ggplot2::aes(x = lo, xend = hi, yend = label), linewidth = 0.8) +
+    ggplot2::geom_point(ggplot2::aes(x = est), size = 2.2)
+  if (any(r$open_hi)) {
+    p <- p + ggplot2::geom_segment(data = r[r$open_hi, , drop = FALSE],
+                                   ggplot2::aes(x = limits[2] - 0.05, xend = limits[2], yend = label),
+                                   arrow = arrow)
+  }
+  if (any(r$open_lo)) {
+    p <- p + ggplot2::geom_segment(data = r[r$open_lo, , drop = FALSE],
+                                   ggplot2::aes(x = limits[1] + 0.05, xend = limits[1], yend = label),
+                                   arrow = arrow)
+  }
+  p +
+    ggplot2::scale_colour_manual(values = VERDICT_COLOURS, drop = FALSE) +
+    ggplot2::scale_x_continuous(labels = function(x) sprintf("%+.0f%%", 100 * x),
+                                limits = limits) +
+    ggplot2::facet_grid(. ~ stat, labeller = ggplot2::labeller(stat = function(x) paste("per-run", x))) +
+    ggplot2::labs(
+      title = sprintf("rcuwb gate: %s vs %s: %s", res$candidate, res$baseline, res$status_name),
+      subtitle = sprintf(paste("relative change (Hodges-Lehmann, log scale) with its %.0f%% interval",
+                               "(one-sided %.1f%% bounds); band: +/-%s; PASS needs the upper bound",
+                               "inside it"), level, 100 * (1 - res$alpha_stat), fmt_pct(thr, 0)),
+      x = "candidate vs baseline", y = NULL, colour = "verdict",
+      caption = if (is.null(runs)) res$caveat_text else plot_caption(runs)
+    ) +
+    ggplot2::theme_bw() +
+    ggplot2::theme(plot.caption = ggplot2::element_text(hjust = 0, size = 8),
+                   legend.position = "bottom")
 }

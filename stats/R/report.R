@@ -159,6 +159,42 @@ midboot_table <- function(mb) {
   out
 }
 
+# The variant a matrix lists first: the variant of the first run of the
+# first repetition (the runner runs a repetition's variants in the matrix's
+# order, then the reverse order in the next one).
+first_variant <- function(rt) {
+  s <- rt[rt$kind == "rcuscale", , drop = FALSE]
+  if (!nrow(s)) return(NULL)
+  s <- s[order(s$id), , drop = FALSE]
+  r1 <- s[!is.na(s$rep) & s$rep == min(s$rep, na.rm = TRUE), , drop = FALSE]
+  if (nrow(r1)) r1$variant[1] else s$variant[1]
+}
+
+# The gate's rows as a display table: one line per cell and statistic.
+gate_display_table <- function(res) {
+  r <- res$rows
+  data.frame(cell = r$cell, stat = ifelse(r$gated, r$stat, paste(r$stat, "(reported)")),
+             runs = paste0(r$n_old, "+", r$n_new),
+             change = fmt_pct(r$estimate),
+             bounds = sprintf("[%s, %s]", fmt_pct(r$lower), fmt_pct(r$upper)),
+             level = sprintf("%.1f%%", 100 * r$level), p = fmt_p(r$p), p_holm = fmt_p(r$p_holm),
+             verdict = r$verdict,
+             `runs needed` = ifelse(r$verdict == "INCONCLUSIVE", fmt_needed(r$runs_needed), ""),
+             check.names = FALSE)
+}
+
+# Every candidate's gate rows in one CSV-ready data.frame.
+gate_rows_table <- function(comparisons) {
+  rows <- lapply(names(comparisons), function(cand) {
+    r <- comparisons[[cand]]$rows
+    if (is.null(r) || !nrow(r)) return(NULL)
+    cbind(data.frame(baseline = comparisons[[cand]]$baseline, candidate = cand), r)
+  })
+  rows <- Filter(Negate(is.null), rows)
+  if (!length(rows)) return(data.frame(baseline = character(), candidate = character()))
+  do.call(rbind, rows)
+}
+
 # Warnings when compared variants were not run under the same conditions.
 comparability_warnings <- function(rt, a, b) {
   ra <- rt[rt$variant == a, , drop = FALSE]
@@ -186,7 +222,7 @@ comparability_warnings <- function(rt, a, b) {
 write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NULL,
                          baseline = NULL, candidates = NULL,
                          metrics = RCUWB_METRICS, compare_metrics = "p50",
-                         alpha = 0.05, conf = 0.95, R = 2000, seed = 1,
+                         alpha = 0.05, threshold = 0.05, conf = 0.95, R = 2000, seed = 1,
                          title = "rcuwb: RCU grace-period latency report",
                          plots = TRUE) {
   dir.create(out_dir, showWarnings = FALSE, recursive = TRUE)
@@ -200,13 +236,12 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
   rt <- build_run_table(data$runs, run_stats(data$samples))
   cells <- summarise_cells(rt, metrics = metrics, R = R, conf = conf, seed = seed)
   scale_variants <- sort(unique(rt$variant[rt$kind == "rcuscale"]))
-  if (is.null(baseline) && length(scale_variants)) {
-    baseline <- if ("stock" %in% scale_variants) "stock" else scale_variants[1]
-  }
+  if (is.null(baseline) && length(scale_variants)) baseline <- first_variant(rt)
   if (is.null(candidates)) candidates <- setdiff(scale_variants, baseline)
+  # the same verdicts as `rcuwb gate` on the same runs
   comparisons <- lapply(candidates, function(cand) {
-    compare_variants(rt, baseline, cand, metrics = compare_metrics, conf = conf,
-                     R = R, seed = seed, alpha = alpha)
+    gate_run_table(rt, baseline, cand, threshold = threshold, alpha = alpha,
+                   matrix = matrix)
   })
   names(comparisons) <- candidates
   gp_cmp <- compare_gp_modes(rt, metrics = compare_metrics, conf = conf, R = R,
@@ -226,6 +261,15 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
       cols <- ceiling(sqrt(max(1, n_cells)))
       plot_paths$ecdf <- save_plot(p, plot_dir, "ecdf_samples", max(8, 3.2 * cols),
                                    max(5, 2.6 * ceiling(n_cells / cols) + 1.5))
+    }
+    for (cand in candidates) {
+      p <- plot_forest(comparisons[[cand]], rt[rt$variant %in% c(baseline, cand) &
+                                                rt$kind == "rcuscale", , drop = FALSE])
+      if (!is.null(p)) {
+        n_rows <- length(unique(comparisons[[cand]]$rows$cell))
+        plot_paths[[paste0("forest_", cand)]] <- save_plot(p, plot_dir, paste0("forest_", cand),
+                                                           10, max(3, 0.45 * n_rows + 2))
+      }
     }
     probe_runs <- rt[rt$id %in% data$probes$run_id, , drop = FALSE]
     p <- plot_midboot(data$probes, probe_runs)
@@ -248,7 +292,7 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
   csv_paths <- c(
     runs = csv(per_run, "runs.csv"),
     cells = csv(cells, "cells.csv"),
-    comparisons = csv(do.call(rbind, c(list(empty_comparison()), unname(comparisons))), "comparisons.csv"),
+    comparisons = csv(gate_rows_table(comparisons), "comparisons.csv"),
     gp_modes = csv(gp_cmp, "gp_modes.csv"),
     midboot = csv(mb, "midboot.csv")
   )
@@ -299,19 +343,23 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
                            blk_table(cells_display_table(cells, metrics))))
 
   if (length(comparisons)) {
-    blocks <- c(blocks, list(blk_h(sprintf("Candidates vs baseline '%s'", baseline), 2)))
+    blocks <- c(blocks, list(
+      blk_h(sprintf("Candidates vs baseline '%s'", baseline), 2),
+      blk_p(paste("The verdicts of `rcuwb gate` on these runs (the baseline is the matrix's",
+                  "first variant unless --baseline names another).",
+                  "PASS: a slowdown beyond the threshold is ruled out;",
+                  "SLOWDOWN: shown; INCONCLUSIVE: neither, with the runs per side that would decide."))))
     for (cand in candidates) {
-      cmp <- comparisons[[cand]]
-      blocks <- c(blocks, list(blk_h(sprintf("%s vs %s", cand, baseline), 3)))
-      if (!nrow(cmp)) {
-        blocks <- c(blocks, list(blk_p("No common cells.")))
-        next
+      res <- comparisons[[cand]]
+      blocks <- c(blocks, list(blk_h(sprintf("%s vs %s: %s", cand, baseline, res$status_name), 3),
+                               blk_pre(res$text)))
+      if (!is.null(res$rows) && nrow(res$rows)) {
+        blocks <- c(blocks, list(blk_table(gate_display_table(res))))
       }
-      blocks <- c(blocks, list(blk_p(benchstat_header(cmp, alpha))))
-      pw <- power_note(cmp, alpha)
-      if (!is.null(pw)) blocks <- c(blocks, list(blk_warn(pw)))
-      for (m in compare_metrics) blocks <- c(blocks, list(blk_pre(benchstat_lines(cmp, m))))
-      blocks <- c(blocks, list(blk_table(comparison_display_table(cmp))))
+      key <- paste0("forest_", cand)
+      if (!is.null(plot_paths[[key]])) {
+        blocks <- c(blocks, list(blk_img(plot_paths[[key]], sprintf("gate: %s vs %s", cand, baseline))))
+      }
     }
   }
   if (nrow(gp_cmp)) {
@@ -338,7 +386,7 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
     blocks <- c(blocks, list(blk_h("Plots", 2)))
     alts <- c(latency = "GP latency vs vCPUs", ecdf = "ECDF of GP durations per cell",
               midboot = "Mid-boot outcome grid")
-    for (k in names(plot_paths)) {
+    for (k in setdiff(names(plot_paths), grep("^forest_", names(plot_paths), value = TRUE))) {
       blocks <- c(blocks, list(blk_h(alts[[k]], 3), blk_img(plot_paths[[k]], alts[[k]])))
     }
   }

@@ -121,18 +121,46 @@ test_that("write_report writes md + self-contained html with caveats first", {
   expect_match(first, "Oversubscribed: up to 1.50 vCPUs per host PU")
   expect_match(first, "TCG")
   expect_true(any(grepl("accel: tcg", md)))
-  expect_true(any(grepl("^### cand vs stock", md)))
-  expect_true(any(grepl("^cell +stock p50 +cand p50 +delta", md)))
+  expect_true(any(grepl("^### cand vs stock: (PASS|SLOWDOWN|INCONCLUSIVE|HARD FAILURE)$", md)))
+  # the report shows the gate's verdict on the same runs
+  g <- gate(p, "stock", "cand")
+  expect_equal(r$comparisons$cand$status, g$status)
+  expect_true(any(grepl(g$text[1], md, fixed = TRUE)))
+  expect_true(any(grepl("plots/forest_cand.svg", md, fixed = TRUE)))
   expect_true(any(grepl("Expedited vs normal", md)))
   expect_true(any(grepl("Too few runs to decide", md)))
   expect_true(any(grepl("\\| stock \\| rcu_normal=1 \\| 2 \\| late \\| [^|]+ \\| DEADLOCK \\|", md)))
   expect_true(any(grepl("plots/latency_vs_vcpus.svg", md, fixed = TRUE)))
   html <- paste(readLines(r$html, encoding = "UTF-8"), collapse = "\n")
-  expect_equal(lengths(regmatches(html, gregexpr("src=\"data:image/png;base64,", html))), 3)
+  expect_equal(lengths(regmatches(html, gregexpr("src=\"data:image/png;base64,", html))), 4)
   expect_false(grepl("src=\"plots/", html, fixed = TRUE))
   expect_match(html, "DEADLOCK")
   cells <- read.csv(r$csv[["cells"]])
   expect_equal(nrow(cells), 6)
+})
+
+test_that("the report's baseline is the matrix's first variant, not the alphabetical first", {
+  p <- new_db()
+  for (i in 1:3) {
+    # the runner runs rep 1 in the matrix's order: zeta first
+    add_run(p, "zeta", "v2-n1/normal/w1-r0", samples_ns = samples_with_p50(100 + i), rep = i)
+    add_run(p, "alpha", "v2-n1/normal/w1-r0", samples_ns = samples_with_p50(100 + i), rep = i)
+  }
+  r <- write_report(p, file.path(tempdir(), "report-first"), plots = FALSE)
+  expect_equal(r$baseline, "zeta")
+  expect_equal(r$candidates, "alpha")
+})
+
+test_that("the forest plot marks the threshold band and colours verdicts colour-blind-safely", {
+  p <- gate_db(c(100, 101, 102, 103, 104), c(100, 101, 102, 103, 104) * 1.2)
+  res <- gate(p, "stock", "cand")
+  g <- plot_forest(res)
+  b <- ggplot2::ggplot_build(g)
+  expect_true(all(unlist(lapply(b$data, function(d) d$colour)) %in%
+                    c(VERDICT_COLOURS, "grey40", "grey30", NA, "black")))
+  expect_equal(unname(VERDICT_COLOURS[["SLOWDOWN"]]), "#D55E00")
+  expect_true(any(vapply(b$data, function(d) "xmin" %in% names(d) && any(d$xmin == -0.05), logical(1))))
+  expect_null(plot_forest(gate(new_db(), "a", "b")))
 })
 
 test_that("write_report copes with a database without runs", {
