@@ -44,15 +44,32 @@ runner: deps
 	@$(MAKE) -s -C runner
 
 # The main job: the quick matrix (before vs after, 2 guest shapes, normal and
-# expedited GPs, 3 runs each), then this run's table.
+# expedited GPs), this run's table, then the gate's verdict of the matrix's
+# second variant against its first, on clean runs: host-busy runs are
+# repeated (rcuwb run --resume), at most BUSY_RETRIES times.
+BUSY_RETRIES ?= 3
 bench: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="$(call matrix_variants,$(MATRIX))"
 	@mkdir -p $(RESULTS); since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
-	/usr/bin/time -f "%M %e" -o $(RESULTS)/.bench-time $(RCUWB) -d $(DB) run $(MATRIX) && \
+	/usr/bin/time -f "%M %e" -o $(RESULTS)/.bench-time $(RCUWB) -d $(DB) run $(MATRIX) || exit 1; \
+	for i in $$(seq $(BUSY_RETRIES)); do \
+		left=$$($(RCUWB) -d $(DB) run --resume --dry-run $(MATRIX) | sed -n 's/^\([0-9]*\) runs,.*/\1/p'); \
+		[ "$${left:-0}" -eq 0 ] && break; \
+		echo "bench: $$left host-busy or missing runs: repeating them ($$i of $(BUSY_RETRIES))"; \
+		$(RCUWB) -d $(DB) run --resume $(MATRIX) || exit 1; \
+	done; \
+	left=$$($(RCUWB) -d $(DB) run --resume --dry-run $(MATRIX) | sed -n 's/^\([0-9]*\) runs,.*/\1/p'); \
 	echo && echo "Grace-period latency of this run (rcuscale writer-duration samples, microseconds):" && \
 	$(RCUWB) -d $(DB) summary --since $$since && \
 	read rss wall < $(RESULTS)/.bench-time && \
-	echo "runner: $$((rss / 1024)) MiB max resident over the matrix, $$wall s"
+	echo "runner: $$((rss / 1024)) MiB max resident over the matrix, $$wall s" && \
+	set -- $(call matrix_variants,$(MATRIX)); \
+	if [ $$# -ge 2 ]; then \
+		echo && echo "Verdict ($$2 against $$1, runs of this bench only):"; \
+		[ "$${left:-0}" -eq 0 ] || echo "bench: $$left runs are still host-busy or missing after $(BUSY_RETRIES) repeats: the verdict lacks them"; \
+		$(RCUWB) -d $(DB) gate --baseline $$1 --candidate $$2 --matrix $$(sed -n 's/^name: *//p' $(MATRIX)) --since $$since; \
+		echo "(gate exit status $$?: 0 pass, 1 slowdown, 2 hard failure or not comparable, 3 inconclusive)"; \
+	fi
 
 # The mid-boot dead zone: every probe stage and primitive, release by release
 # (v4.9, v4.10, v4.11, after), with and without rcu_normal, and the table of
@@ -68,13 +85,22 @@ midboot: deps libvirt initramfs runner
 report: runner
 	@$(RCUWB) -d $(DB) report --out $(RESULTS)/report
 
-# Pools of runs for measuring the gate's false-alarm and detection rates.
+# The gate's calibration: planted slowdowns of known size on one binary
+# (perf-configs/gatecal-*.yaml), then its dose-response, false-alarm and
+# detection rates with CIs, variance decomposition and runs needed.
+GATECAL := gatecal-v1 gatecal-v2 gatecal-doses-v1 gatecal-doses-v2
 gate-calibration: deps libvirt initramfs runner
-	@$(MAKE) -s kernel VARIANTS="after after-aa planted"
-	@$(RCUWB) -d $(DB) run perf-configs/gate-calibration.yaml
-	@$(RCUWB) -d $(DB) run perf-configs/gate-calibration-exp.yaml
-	@Rscript stats/gate-calibration.R --db $(DB) --matrix gatecal,gatecal-exp --baseline after \
-		--aa after-aa --planted planted --n 5,8 --trials 200
+	@$(MAKE) -s kernel VARIANTS="planted"
+	@for m in $(GATECAL); do $(RCUWB) -d $(DB) run -J 1 perf-configs/$$m.yaml || exit 1; done
+	@Rscript stats/gate-calibration.R --db $(DB) --plots $(RESULTS)/gate-calibration
+
+# What the holdoff costs: holdoff 3 s against holdoff boot on one binary,
+# one guest at a time; the gate's verdict on the change and runs per hour.
+holdoff: deps libvirt initramfs runner
+	@$(MAKE) -s kernel VARIANTS="after"
+	@$(RCUWB) -d $(DB) run -J 1 perf-configs/holdoff.yaml
+	@Rscript stats/settings.R --db $(DB) --matrix holdoff --baseline-param rcuscale.holdoff=3 \
+		--names "holdoff 3 s,holdoff boot"
 
 # RESULTS.md and stats/results/ from the database (after bench, midboot and
 # gate-calibration).
@@ -101,4 +127,4 @@ check: deps libvirt runner initramfs
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report gate-calibration results check clean
+.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report gate-calibration holdoff results check clean

@@ -1,14 +1,16 @@
 #!/usr/bin/env Rscript
-# rcuwb gate calibration: false-alarm rate on A/A comparisons and detection
-# rate of planted slowdowns, from pools of stored runs (see R/calibrate.R).
+# rcuwb gate calibration: planted slowdowns of known size on one binary
+# (variant planted, perf-configs/gatecal-*.yaml), see R/calibrate.R.
 #
 # Usage:
-#   Rscript stats/gate-calibration.R --db PATH --matrix NAME --baseline after
-#       --aa after-aa --planted planted [--n 5,8] [--trials 200]
-#       [--threshold 5%] [--alpha 0.05] [--out FILE.md]
-# The planted cells are those whose boot parameters set
-# rcutree.planted_gp_delay_us or rcutree.planted_exp_delay_us; the A/A cells
-# are those without.  --matrix takes a comma list.
+#   Rscript stats/gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]
+#       [--doses gatecal-doses-v1,gatecal-doses-v2] [--n 5,10,20] [--trials 400]
+#       [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE.md]
+#
+# Prints (or writes) Markdown: the dose-response table, the gate's false-alarm
+# and detection rates with 95% CIs, where the variance is, and the runs per
+# side needed for 10% and 25% slowdowns.  --plots DIR writes the power curve
+# (power_curve.png/.svg).
 
 # stats/R/*.R, found next to this script
 source(file.path(local({
@@ -17,46 +19,53 @@ source(file.path(local({
 }), "load.R"))
 
 calibration_main <- function(args) {
-  spec <- c(db = "value", matrix = "value", baseline = "value", aa = "value",
-            planted = "value", n = "value", trials = "value", threshold = "value",
-            alpha = "value", out = "value")
+  spec <- c(db = "value", matrix = "value", doses = "value", n = "value", trials = "value",
+            boot = "value", threshold = "value", alpha = "value", plots = "value",
+            out = "value", help = "flag")
   o <- parse_cli(args, spec)
-  for (k in c("db", "matrix", "baseline", "aa", "planted")) {
-    if (is.null(o[[k]])) usage_error("--%s is required", k)
+  if (isTRUE(o$help)) {
+    cat("usage: gate-calibration.R --db PATH [--matrix M1,M2] [--doses D1,D2] [--n 5,10,20]",
+        "[--trials 400] [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE]\n")
+    return(0L)
   }
-  n <- as.integer(strsplit(o$n %||% "5,8", ",")[[1]])
-  trials <- as.integer(o$trials %||% "200")
-  threshold <- as.numeric(sub("%$", "", o$threshold %||% "5")) / 100
-  alpha <- as.numeric(o$alpha %||% "0.05")
-  if (anyNA(n) || any(n < 2) || is.na(trials) || trials < 1) usage_error("bad --n or --trials")
-  matrices <- strsplit(o$matrix, ",", fixed = TRUE)[[1]]
-  runs <- read_runs(o$db, matrix = matrices)
-  if (!nrow(runs)) usage_error("no runs of matrix '%s' in %s", o$matrix, o$db)
-  rt <- build_run_table(runs, run_stats(read_samples(o$db, matrix = matrices)))
-  cells <- unique(rt$cell[rt$kind == "rcuscale"])
-  planted <- cells[grepl("planted_[a-z]+_delay_us=", cells)]
-  plain <- setdiff(cells, planted)
-  delay <- sub(".*planted_[a-z]+_delay_us=([0-9]+).*", "\\1", planted)
-  kind <- ifelse(grepl("planted_exp_", planted, fixed = TRUE), "expedited", "normal")
-  comparisons <- rbind(
-    data.frame(label = sprintf("A/A: %s vs %s (same kernel)", o$baseline, o$aa),
-               baseline = o$baseline, candidate = o$aa, cell = plain),
-    data.frame(label = sprintf("%s: +%s us per %s GP", o$planted, delay, kind),
-               baseline = rep(o$baseline, length(planted)),
-               candidate = rep(o$planted, length(planted)), cell = planted)
-  )
-  cal <- calibrate_gate(rt, comparisons, n = n, trials = trials,
-                        threshold = threshold, alpha = alpha)
-  md <- c(calibration_md(cal, threshold, alpha), "",
-          caveat_line(rt))
+  require_opts(o, "db")
+  db <- check_db(o$db)
+  matrices <- parse_list(o$matrix %||% "gatecal-v1,gatecal-v2", "matrix")
+  doses <- parse_list(o$doses %||% "gatecal-doses-v1,gatecal-doses-v2", "doses")
+  n <- vapply(parse_list(o$n %||% "5,10,20", "n"), parse_int, numeric(1), name = "n", min = 3)
+  trials <- parse_int(o$trials %||% "400", "trials", 10)
+  boot <- parse_int(o$boot %||% "100", "boot", 10)
+  threshold <- parse_fraction(o$threshold %||% "5%", "threshold")
+  alpha <- parse_alpha(o$alpha %||% "0.05")
+  check_known(db, "matrix", matrices, "matrix")
+  known <- with_db(db, function(con) DBI::dbGetQuery(con, "SELECT DISTINCT matrix FROM runs")$matrix)
+  doses <- intersect(doses, known)
+
+  runs <- read_runs(db, matrix = c(matrices, doses))
+  samples <- read_samples(db, matrix = c(matrices, doses))
+  rt <- build_run_table(runs, run_stats(samples))
+  main <- rt[rt$matrix %in% matrices, , drop = FALSE]
+
+  dr <- dose_response(rt)
+  cal <- calibrate_gate(main, n = n, trials = trials, boot = boot, threshold = threshold,
+                        alpha = alpha)
+  vd <- variance_decomposition(main, samples)
+  a <- alpha / length(GATE_DEFAULT_STATS)
+  need <- do.call(rbind, lapply(seq_len(nrow(vd)), function(i) {
+    sds <- c(mean = vd$sd_log_mean[i], p90 = vd$sd_log_p90[i])
+    data.frame(cell = vd$cell[i], stat = names(sds), sd = sds,
+               n10_80 = runs_for_power(sds, 0.10, 0.80, threshold, a),
+               n10_95 = runs_for_power(sds, 0.10, 0.95, threshold, a),
+               n25_80 = runs_for_power(sds, 0.25, 0.80, threshold, a),
+               n25_95 = runs_for_power(sds, 0.25, 0.95, threshold, a))
+  }))
+  md <- calibration_markdown(dr, cal, vd, need, threshold, alpha, rt)
+  if (!is.null(o$plots) && !is.null(cal)) {
+    p <- plot_power_curve(cal, main)
+    if (!is.null(p)) save_plot(p, o$plots, "power_curve", 10, 5)
+  }
   if (is.null(o$out)) cat(md, sep = "\n") else writeLines(md, o$out)
   0L
-}
-
-caveat_line <- function(rt) {
-  sprintf("Runs: %s; accelerator %s; host PUs %s; max oversubscription %.2f.",
-          nrow(rt), paste(unique(rt$accel), collapse = ","),
-          paste(unique(rt$host_pus), collapse = ","), max(rt$oversub, na.rm = TRUE))
 }
 
 run_main("gate-calibration", calibration_main)

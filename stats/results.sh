@@ -82,10 +82,52 @@ $("$rcuwb" -d "$db" summary -M midboot | grep -v '/probe-')
 EOS
 }
 
-# results.sh DB --section midboot: print that section only (for a database
-# that holds only the mid-boot matrix).
-if [ "${2:-}" = "--section" ] && [ "${3:-}" = midboot ]; then
-	midboot_section
+# The gate's calibration: planted slowdowns on one binary (make gate-calibration).
+calibration_section() {
+	cat <<EOS
+## How good is the gate? (\`make gate-calibration\`, perf-configs/gatecal-*.yaml)
+
+One binary, \`planted\` (patch 0008), whose delays are the dose, against
+itself with the delays at zero: normal GPs get whole ticks
+(\`rcutree.planted_gp_tick_permille\`: N/1000 ticks of 4 ms per
+\`synchronize_rcu()\`), expedited GPs a spin
+(\`rcutree.planted_exp_delay_ns\`), both on rcuscale's own clock. The doses
+are 5, 10, 25 and 50% of each cell's control mean measured beforehand.
+1- and 2-vCPU guests, one rcuscale writer, holdoff boot, one guest at a
+time; $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%'") runs, $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%'").
+
+$(Rscript "$top/stats/gate-calibration.R" --db "$db" --plots "$out/plots" 2>&1)
+
+![Power curve](stats/results/plots/power_curve.svg)
+EOS
+}
+
+# Item 11's side-by-side measurement: holdoff 3 s against holdoff boot.
+holdoff_section() {
+	cat <<EOS
+## Cost per run: holdoff 3 s against holdoff boot (perf-configs/holdoff.yaml)
+
+\`after\`, 1, 2 and 4 vCPUs (the last 2 NUMA nodes, oversubscribed 2:1),
+both GP modes, one writer per vCPU, the two settings interleaved in one
+matrix, one guest at a time, $(q "SELECT COUNT(*) FROM runs WHERE matrix = 'holdoff'") runs ($(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix = 'holdoff'")).
+The gate compares holdoff boot (candidate) with holdoff 3 s (baseline) on
+the same binary: the measurement must not move.
+
+\`\`\`
+$(Rscript "$top/stats/settings.R" --db "$db" --matrix holdoff --baseline-param rcuscale.holdoff=3 --names "holdoff 3 s,holdoff boot" 2>&1)
+\`\`\`
+EOS
+}
+
+# results.sh DB --section NAME: print that section only (midboot,
+# calibration, holdoff), for a database that holds only its matrices.
+if [ "${2:-}" = "--section" ]; then
+	case "${3:-}" in
+	midboot) midboot_section ;;
+	calibration) mkdir -p "$out/plots"; calibration_section ;;
+	holdoff) holdoff_section ;;
+	*) echo "results.sh: --section midboot, calibration or holdoff" >&2; exit 64 ;;
+	esac
 	exit
 fi
 
@@ -179,20 +221,9 @@ aborts rcuscale's normal-GP test, the bug seed 002 fixed):
 $(gate --baseline after --candidate v4.11 --matrix midboot)
 \`\`\`
 
-## How good is the gate? (\`make gate-calibration\`, perf-configs/gate-calibration.yaml)
+$(calibration_section)
 
-Pools of 16 runs per variant and cell of a 1-vCPU guest (one rcuscale
-writer): \`after\` against \`after-aa\`, which builds the byte-identical kernel
-(A/A: every flag is a false alarm), and against \`planted\`, which adds a known
-delay to every grace period: \`rcutree.planted_gp_delay_us\` sleeps in the
-normal grace-period kthread, \`rcutree.planted_exp_delay_us\` spins in the
-expedited worker. Each trial gates n runs drawn per side from the pools.
-Normal grace periods end on scheduler ticks (4 ms at HZ=250), so a planted
-1.2 ms or 3 ms moves their latency by a whole tick, not by 10% or 25%: the
-10% and 25% slowdowns are the expedited cells (3 us and 7 us on about 28 us).
-
-$(Rscript "$top/stats/gate-calibration.R" --db "$db" --matrix gatecal,gatecal-exp --baseline after --aa after-aa \
-	--planted planted --n 5,8 --trials 200 2>&1)
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'holdoff'")" -gt 0 ] && holdoff_section)
 
 ## Plots
 

@@ -1,36 +1,78 @@
-# The gate calibration: a planted shift far beyond the threshold is caught
-# in every trial; identical pools are (almost) never flagged.
+# The gate calibration on synthetic planted runs: doses are read from the
+# boot parameters, a planted 10% is measured as 10% and caught, an A/A pair
+# of control halves is (almost) never flagged, and the rates carry CIs.
 
-test_that("calibrate_gate catches a large planted slowdown and not an A/A", {
+cal_db <- function(seed = 11, reps = 24, sd = 0.005) {
   db <- new_db()
-  set.seed(11)
-  for (r in 1:12) {
-    add_run(db, "base", cell = "v1-n1/normal/w1-r0", rep = r,
-            samples_ns = round(rnorm(50, 12e6, 2e5)))
-    add_run(db, "same", cell = "v1-n1/normal/w1-r0", rep = r,
-            samples_ns = round(rnorm(50, 12e6, 2e5)))
-    add_run(db, "base", cell = "v1-n1/normal/w1-r0/rcutree.planted_gp_delay_us=3000", rep = r,
-            boot_params = "rcutree.planted_gp_delay_us=3000",
-            samples_ns = round(rnorm(50, 12e6, 2e5)))
-    add_run(db, "slow", cell = "v1-n1/normal/w1-r0/rcutree.planted_gp_delay_us=3000", rep = r,
-            boot_params = "rcutree.planted_gp_delay_us=3000",
-            samples_ns = round(rnorm(50, 15e6, 2e5)))
+  set.seed(seed)
+  ctl <- c("", "rcutree.planted_gp_tick_permille=0 rcutree.planted_exp_delay_ns=0")
+  dose <- "rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_delay_ns=1500"
+  for (r in seq_len(reps)) {
+    for (bp in c(ctl, dose)) {
+      base <- 12000 * exp(rnorm(1, 0, sd))
+      added <- if (bp == dose) 0.3 * 4000 else 0
+      cell <- if (nzchar(bp)) paste0("v1-n1/normal/w1-r0/", bp) else "v1-n1/normal/w1-r0"
+      add_run(db, "planted", cell, rep = r, boot_params = bp, matrix = "gatecal-v1",
+              cmdline = "rcuscale.holdoff=0",
+              samples_ns = round(1000 * (base + added) * rep(1, 20)))
+    }
   }
+  db
+}
+
+test_that("planted doses are read from the boot parameters, in the mode's own unit", {
+  d <- planted_dose(c("", "rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_delay_ns=1500"))
+  expect_equal(d$permille, c(NA, 300))
+  expect_equal(d$ns, c(NA, 1500))
+  rt <- data.frame(boot_params = rep("rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_delay_ns=1500", 2),
+                   gp_mode = c("normal", "expedited"), kconfig_hz = 250)
+  # 0.3 ticks of 4000 us, or 1.5 us
+  expect_equal(planted_added_us(rt), c(1200, 1.5))
+})
+
+test_that("a planted 10% is measured as 10% and caught; A/A is not flagged", {
+  db <- cal_db()
   rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
-  cmp <- data.frame(label = c("A/A", "planted"), baseline = "base",
-                    candidate = c("same", "slow"),
-                    cell = c("v1-n1/normal/w1-r0",
-                             "v1-n1/normal/w1-r0/rcutree.planted_gp_delay_us=3000"))
-  cal <- calibrate_gate(rt, cmp, n = c(5, 20), trials = 20)
-  expect_equal(nrow(cal), 4)
-  planted5 <- cal[cal$comparison == "planted" & cal$n == 5, ]
-  expect_equal(planted5$flagged, 20)
-  expect_equal(planted5$pool_old, 12)
-  expect_gt(planted5$pool_shift, 0.2)
-  aa5 <- cal[cal$comparison == "A/A" & cal$n == 5, ]
-  expect_lte(aa5$rate, 0.2)
-  # a pool smaller than n: no trials, said so
-  expect_equal(cal$trials[cal$n == 20], c(0, 0))
-  md <- calibration_md(cal, 0.05, 0.05)
-  expect_true(any(grepl("20 (100.0%)", md, fixed = TRUE)))
+  cr <- calibration_runs(rt)
+  expect_equal(length(unique(cr$base)), 1)
+  dr <- dose_response(rt)
+  expect_equal(nrow(dr), 2)
+  planted <- dr[dr$added_us > 0, ]
+  expect_equal(planted$intended, 0.1, tolerance = 0.01)
+  expect_lt(abs(planted$measured - planted$intended), 0.02)
+  expect_lt(planted$lo, planted$measured)
+  cal <- calibrate_gate(rt, n = c(5, 10), trials = 40, boot = 20, boot_trials = 20)
+  expect_setequal(cal$comparison, c("A/A", "+10.0%"))
+  det <- cal[cal$comparison != "A/A" & cal$n == 10, ]
+  expect_equal(det$slowdown, 1)
+  aa <- cal[cal$comparison == "A/A", ]
+  expect_true(all(aa$slowdown <= 0.1))
+  expect_true(all(aa$slowdown_lo <= aa$slowdown & aa$slowdown <= aa$slowdown_hi))
+  # pools: 48 control runs split in halves of 24; the dose has 24
+  expect_equal(unique(aa$pool_old), 24)
+  expect_equal(unique(det$pool_new), 24)
+  # a pool smaller than n gives no row at all
+  expect_null(calibrate_pair(matrix(1:3, ncol = 1), matrix(1:3, ncol = 1), 5))
+  md <- calibration_markdown(dr, cal, variance_decomposition(rt, read_samples(db)),
+                             data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
+                                        n10_95 = 8, n25_80 = 3, n25_95 = Inf), 0.05, 0.05, rt)
+  expect_true(any(grepl("Dose-response", md)))
+  expect_true(any(grepl("> 10000", md, fixed = TRUE)))
+})
+
+test_that("variance decomposition: identical GPs within a boot put all spread between boots", {
+  db <- cal_db(sd = 0.05)
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  vd <- variance_decomposition(rt, read_samples(db))
+  expect_equal(vd$sd_within, 0)
+  expect_equal(vd$between_share, 1)
+  expect_equal(vd$sd_log_mean, vd$sd_between)
+})
+
+test_that("runs for power grow as the spread grows and the slowdown shrinks", {
+  n <- runs_for_power(c(0.01, 0.1, 0.3), 0.10, 0.8)
+  expect_true(all(diff(n) > 0))
+  expect_gte(n[1], 4)   # the exact test needs 4+4 runs to reach 0.025 at all
+  expect_lt(runs_for_power(0.1, 0.25, 0.8), runs_for_power(0.1, 0.10, 0.8))
+  expect_gt(runs_for_power(0.1, 0.10, 0.95), runs_for_power(0.1, 0.10, 0.8))
 })

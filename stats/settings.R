@@ -1,0 +1,72 @@
+#!/usr/bin/env Rscript
+# rcuwb settings comparison: two settings of one kernel, interleaved in one
+# matrix, told apart by a boot parameter (e.g. perf-configs/holdoff.yaml:
+# rcuscale.holdoff=3 against holdoff "boot").  The runs whose boot
+# parameters contain --baseline-param are the baseline, the others the
+# candidate; the cells are matched with --drop (holdoff) left out of the
+# key.  Prints the gate's verdict on the candidate setting and, per cell,
+# runs per hour of each setting (from the runs' wall time, one guest at a
+# time).
+#
+# Usage:
+#   Rscript stats/settings.R --db PATH --matrix NAME --baseline-param TEXT
+#       [--names BASE,CAND] [--drop holdoff] [--threshold 5%] [--alpha 0.05]
+# Exit status: the gate's (0 pass, 1 slowdown, 2 hard failure/refused, 3
+# inconclusive); 64 bad command line.
+
+# stats/R/*.R, found next to this script
+source(file.path(local({
+  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(f)) dirname(normalizePath(f[1])) else getwd()
+}), "load.R"))
+
+settings_main <- function(args) {
+  spec <- c(db = "value", matrix = "value", "baseline-param" = "value", drop = "value",
+            names = "value", threshold = "value", alpha = "value", help = "flag")
+  o <- parse_cli(args, spec)
+  if (isTRUE(o$help)) {
+    cat("usage: settings.R --db PATH --matrix NAME --baseline-param TEXT [--names B,C] [--drop holdoff]",
+        "[--threshold 5%] [--alpha 0.05]\n")
+    return(0L)
+  }
+  require_opts(o, c("db", "matrix", "baseline-param"))
+  db <- check_db(o$db)
+  matrix <- check_known(db, "matrix", o$matrix, "matrix")
+  threshold <- parse_fraction(o$threshold %||% "5%", "threshold")
+  alpha <- parse_alpha(o$alpha %||% "0.05")
+  drop <- parse_list(o$drop %||% "holdoff", "drop")
+  bad <- setdiff(drop, c("holdoff", "config"))
+  if (length(bad)) usage_error("bad value for --drop: '%s' (holdoff or config)", bad[1])
+  rt <- build_run_table(read_runs(db, matrix = matrix), run_stats(read_samples(db, matrix = matrix)))
+  param <- o[["baseline-param"]]
+  is_base <- grepl(param, rt$boot_params, fixed = TRUE)
+  if (!any(is_base)) usage_error("bad value for --baseline-param: '%s' (no run of matrix '%s' has it)", param, matrix)
+  rt$boot_params <- trimws(sub(param, "", rt$boot_params, fixed = TRUE))
+  rt$cell <- cell_key(rt, drop = drop)
+  nm <- if (is.null(o$names)) c(param, "other") else parse_list(o$names, "names")
+  if (length(nm) != 2) usage_error("bad value for --names: '%s' (give two names, baseline first)", o$names)
+  base_name <- nm[1]
+  cand_name <- nm[2]
+  rt$variant <- ifelse(is_base, base_name, cand_name)
+  res <- gate_run_table(rt, base_name, cand_name, threshold = threshold, alpha = alpha,
+                        matrix = matrix)
+  cat(res$text, sep = "\n")
+  ok <- rt[rt$kind == "rcuscale" & !is.na(rt$wall_s), , drop = FALSE]
+  per <- aggregate(wall_s ~ cell + variant, data = ok, FUN = mean)
+  per$runs_per_hour <- round(3600 / per$wall_s)
+  wide <- merge(per[per$variant == base_name, c("cell", "wall_s", "runs_per_hour")],
+                per[per$variant == cand_name, c("cell", "wall_s", "runs_per_hour")],
+                by = "cell", suffixes = c("_base", "_cand"))
+  cat("\nWall time per run (domain creation to power-off), one guest at a time:\n\n")
+  tab <- data.frame(cell = wide$cell,
+                    s_base = sprintf("%.1f s", wide$wall_s_base),
+                    rph_base = wide$runs_per_hour_base,
+                    s_cand = sprintf("%.1f s", wide$wall_s_cand),
+                    rph_cand = wide$runs_per_hour_cand)
+  names(tab) <- c("cell", paste(base_name, "s/run"), paste(base_name, "runs/h"),
+                  paste(cand_name, "s/run"), paste(cand_name, "runs/h"))
+  cat(md_table(tab), sep = "\n")
+  res$status
+}
+
+run_main("settings", settings_main)
