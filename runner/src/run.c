@@ -52,9 +52,7 @@ bool run_probe_stages_ok(const char *s)
 
 int run_holdoff_s(const struct run_spec *s)
 {
-	if (s->holdoff_s != HOLDOFF_BOOT)
-		return s->holdoff_s;
-	return s->gp == GP_EXPEDITED ? 2 : 0;
+	return s->holdoff_s == HOLDOFF_BOOT ? 2 : s->holdoff_s;
 }
 
 void run_cell_key(const struct run_spec *s, char *out, unsigned cap)

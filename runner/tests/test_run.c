@@ -71,14 +71,14 @@ static void test_cmdline_and_cell(void **state)
 	s.nwriters = 2;
 	snprintf(s.boot_params, sizeof(s.boot_params), "rcupdate.rcu_normal=1");
 	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
-	/* holdoff "boot" (the default): expedited writers wait 2 s, normal ones 0 */
+	/* holdoff "boot" (the default): 2 s, past the end of boot in both modes */
 	assert_string_equal(buf, "console=ttyS0 panic=-1 rcuscale.gp_exp=1 rcuscale.holdoff=2 "
 			    "rcuscale.nreaders=0 rcuscale.nwriters=2 rcuscale.shutdown=1 rcupdate.rcu_normal=1");
 	run_cell_key(&s, buf, sizeof(buf));
 	assert_string_equal(buf, "v2-n1/expedited/w2-r0/rcupdate.rcu_normal=1");
 	s.gp = GP_NORMAL;
 	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
-	assert_non_null(strstr(buf, " rcuscale.holdoff=0 "));
+	assert_non_null(strstr(buf, " rcuscale.holdoff=2 "));
 	s.holdoff_s = 3;
 	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
 	assert_non_null(strstr(buf, " rcuscale.holdoff=3 "));
