@@ -102,6 +102,16 @@ holdoff: deps libvirt initramfs runner
 	@Rscript stats/settings.R --db $(DB) --matrix holdoff --baseline-param rcuscale.holdoff=3 \
 		--names "holdoff 3 s,holdoff boot"
 
+# Does it matter where QEMU's own threads run?  1-vCPU guests with them
+# apart from the vCPU and on its PU, alternated EMU_REPS times.
+EMU_REPS ?= 10
+emulator: deps libvirt initramfs runner
+	@$(MAKE) -s kernel VARIANTS="after"
+	@for i in $$(seq $(EMU_REPS)); do for e in apart shared; do \
+		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/emu-$$e.yaml || exit 1; done; done
+	@Rscript stats/settings.R --db $(DB) --matrix emu-apart,emu-shared --by emulator \
+		--names "emulator shared,emulator apart"
+
 # RESULTS.md and stats/results/ from the database (after bench, midboot and
 # gate-calibration).
 results: runner
@@ -118,6 +128,7 @@ check: deps libvirt runner initramfs
 		Rscript stats/tests/run.R && \
 		runner/tests/integration.sh && \
 		runner/tests/matrix.sh && \
+		runner/tests/gate.sh && \
 		runner/tests/midboot.sh; \
 	} 2>&1 | tee runner/obj/check.log; rc=$$?; \
 	awk '/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$$/ { p += $$2; f += $$4 } \
@@ -127,4 +138,4 @@ check: deps libvirt runner initramfs
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report gate-calibration holdoff results check clean
+.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report gate-calibration holdoff emulator results check clean

@@ -119,14 +119,31 @@ $(Rscript "$top/stats/settings.R" --db "$db" --matrix holdoff --baseline-param r
 EOS
 }
 
+# Where QEMU's own threads run (make emulator).
+emulator_section() {
+	cat <<EOS
+## QEMU's threads apart from the vCPU or beside it (\`make emulator\`)
+
+A 1-vCPU guest of \`after\`, both GP modes, one writer, holdoff boot, one
+guest at a time; \`emulator: apart\` (QEMU's own threads on the other host
+PU) alternated with \`emulator: shared\` (on the vCPU's PU), $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'emu-%'") runs.
+
+\`\`\`
+$(Rscript "$top/stats/settings.R" --db "$db" --matrix emu-apart,emu-shared --by emulator --names "emulator shared,emulator apart" 2>&1)
+\`\`\`
+EOS
+}
+
 # results.sh DB --section NAME: print that section only (midboot,
-# calibration, holdoff), for a database that holds only its matrices.
+# calibration, holdoff, emulator), for a database that holds only its
+# matrices.
 if [ "${2:-}" = "--section" ]; then
 	case "${3:-}" in
 	midboot) midboot_section ;;
 	calibration) mkdir -p "$out/plots"; calibration_section ;;
 	holdoff) holdoff_section ;;
-	*) echo "results.sh: --section midboot, calibration or holdoff" >&2; exit 64 ;;
+	emulator) emulator_section ;;
+	*) echo "results.sh: --section midboot, calibration, holdoff or emulator" >&2; exit 64 ;;
 	esac
 	exit
 fi
@@ -221,9 +238,11 @@ aborts rcuscale's normal-GP test, the bug seed 002 fixed):
 $(gate --baseline after --candidate v4.11 --matrix midboot)
 \`\`\`
 
-$(calibration_section)
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'gatecal-v1'")" -gt 0 ] && calibration_section)
 
 $( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'holdoff'")" -gt 0 ] && holdoff_section)
+
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'emu-apart'")" -gt 0 ] && emulator_section)
 
 ## Plots
 

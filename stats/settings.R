@@ -1,15 +1,16 @@
 #!/usr/bin/env Rscript
 # rcuwb settings comparison: two settings of one kernel, interleaved in one
 # matrix, told apart by a boot parameter (e.g. perf-configs/holdoff.yaml:
-# rcuscale.holdoff=3 against holdoff "boot").  The runs whose boot
-# parameters contain --baseline-param are the baseline, the others the
-# candidate; the cells are matched with --drop (holdoff) left out of the
-# key.  Prints the gate's verdict on the candidate setting and, per cell,
+# rcuscale.holdoff=3 against holdoff "boot"), or by where QEMU's threads
+# ran (--by emulator: shared is the baseline, apart the candidate).  The runs
+# whose boot parameters contain --baseline-param are the baseline, the
+# others the candidate; the cells are matched with --drop (holdoff) left out
+# of the key.  Prints the gate's verdict on the candidate setting and, per cell,
 # runs per hour of each setting (from the runs' wall time, one guest at a
 # time).
 #
 # Usage:
-#   Rscript stats/settings.R --db PATH --matrix NAME --baseline-param TEXT
+#   Rscript stats/settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator)
 #       [--names BASE,CAND] [--drop holdoff] [--threshold 5%] [--alpha 0.05]
 # Exit status: the gate's (0 pass, 1 slowdown, 2 hard failure/refused, 3
 # inconclusive); 64 bad command line.
@@ -21,7 +22,7 @@ source(file.path(local({
 }), "load.R"))
 
 settings_main <- function(args) {
-  spec <- c(db = "value", matrix = "value", "baseline-param" = "value", drop = "value",
+  spec <- c(db = "value", matrix = "value", "baseline-param" = "value", by = "value", drop = "value",
             names = "value", threshold = "value", alpha = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
@@ -29,19 +30,28 @@ settings_main <- function(args) {
         "[--threshold 5%] [--alpha 0.05]\n")
     return(0L)
   }
-  require_opts(o, c("db", "matrix", "baseline-param"))
+  require_opts(o, c("db", "matrix"))
   db <- check_db(o$db)
-  matrix <- check_known(db, "matrix", o$matrix, "matrix")
+  matrix <- check_known(db, "matrix", parse_list(o$matrix, "matrix"), "matrix")
+  by_emu <- identical(o$by, "emulator")
+  if (!is.null(o$by) && !by_emu) usage_error("bad value for --by: '%s' (emulator)", o$by)
+  if (!by_emu && is.null(o[["baseline-param"]])) usage_error("give --baseline-param TEXT or --by emulator")
   threshold <- parse_fraction(o$threshold %||% "5%", "threshold")
   alpha <- parse_alpha(o$alpha %||% "0.05")
-  drop <- parse_list(o$drop %||% "holdoff", "drop")
-  bad <- setdiff(drop, c("holdoff", "config"))
-  if (length(bad)) usage_error("bad value for --drop: '%s' (holdoff or config)", bad[1])
+  drop <- parse_list(o$drop %||% (if (by_emu) "emulator" else "holdoff"), "drop")
+  bad <- setdiff(drop, c("holdoff", "config", "emulator"))
+  if (length(bad)) usage_error("bad value for --drop: '%s' (holdoff, config or emulator)", bad[1])
   rt <- build_run_table(read_runs(db, matrix = matrix), run_stats(read_samples(db, matrix = matrix)))
-  param <- o[["baseline-param"]]
-  is_base <- grepl(param, rt$boot_params, fixed = TRUE)
-  if (!any(is_base)) usage_error("bad value for --baseline-param: '%s' (no run of matrix '%s' has it)", param, matrix)
-  rt$boot_params <- trimws(sub(param, "", rt$boot_params, fixed = TRUE))
+  if (by_emu) {
+    param <- "emulator shared"
+    is_base <- !grepl("emulator:", rt$pinned)
+  } else {
+    param <- o[["baseline-param"]]
+    is_base <- grepl(param, rt$boot_params, fixed = TRUE)
+    if (!any(is_base)) usage_error("bad value for --baseline-param: '%s' (no run has it)", param)
+    rt$boot_params <- trimws(sub(param, "", rt$boot_params, fixed = TRUE))
+  }
+  rt$matrix <- paste(matrix, collapse = "+")
   rt$cell <- cell_key(rt, drop = drop)
   nm <- if (is.null(o$names)) c(param, "other") else parse_list(o$names, "names")
   if (length(nm) != 2) usage_error("bad value for --names: '%s' (give two names, baseline first)", o$names)
@@ -49,7 +59,7 @@ settings_main <- function(args) {
   cand_name <- nm[2]
   rt$variant <- ifelse(is_base, base_name, cand_name)
   res <- gate_run_table(rt, base_name, cand_name, threshold = threshold, alpha = alpha,
-                        matrix = matrix)
+                        matrix = unique(rt$matrix))
   cat(res$text, sep = "\n")
   ok <- rt[rt$kind == "rcuscale" & !is.na(rt$wall_s), , drop = FALSE]
   per <- aggregate(wall_s ~ cell + variant, data = ok, FUN = mean)

@@ -57,7 +57,8 @@ GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
 # that moves GP latency (HZ, preemption, NO_HZ) and the extra boot
 # parameters, e.g. "v2-n1/normal/w1-r0/h0/hz250-preempt-idle".  It is the
 # same whatever else is loaded (no matrix, no variant in it).  `drop`
-# leaves parts out ("config", "holdoff") for comparisons that are about them.
+# leaves parts out ("config", "holdoff", "emulator") for comparisons that
+# are about them.
 cell_key <- function(runs, drop = character()) {
   if (!nrow(runs)) return(character())
   topo <- sub("/.*", "", runs$cell)
@@ -67,7 +68,8 @@ cell_key <- function(runs, drop = character()) {
   num <- function(x) ifelse(is.na(x), "?", format(x, scientific = FALSE, trim = TRUE))
   pinned <- if (is.null(runs$pinned)) rep(NA_character_, nrow(runs)) else runs$pinned
   wr <- ifelse(kind == "rcuscale", sprintf("w%s-r%s%s", num(runs$nwriters), num(runs$nreaders),
-                                           ifelse(grepl("emulator:", pinned), "-ea", "")), "")
+                                           ifelse(grepl("emulator:", pinned) & !("emulator" %in% drop),
+                                                  "-ea", "")), "")
   cmd <- if (is.null(runs$cmdline)) rep(NA_character_, nrow(runs)) else runs$cmdline
   param <- function(name) {
     hit <- regmatches(cmd, regexpr(paste0("rcuscale\\.", name, "=[0-9]+"), cmd))
