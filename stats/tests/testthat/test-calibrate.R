@@ -76,3 +76,16 @@ test_that("runs for power grow as the spread grows and the slowdown shrinks", {
   expect_lt(runs_for_power(0.1, 0.25, 0.8), runs_for_power(0.1, 0.10, 0.8))
   expect_gt(runs_for_power(0.1, 0.10, 0.95), runs_for_power(0.1, 0.10, 0.8))
 })
+
+test_that("the calibration's fast trial rule agrees with the gate's own rows", {
+  set.seed(5)
+  for (i in 1:30) {
+    old <- exp(rnorm(6, 0, 0.2)) * 100
+    new <- exp(rnorm(6, log(1.15), 0.2)) * 100
+    x <- log_compare(old, new, a = 0.025)
+    want <- row_verdict(x$hi, x$shift, x$p, TRUE, 0.05, 0.025)
+    got <- fast_verdict(old, new, moses_index(6, 6, 0.025),
+                        stats::pwilcox(seq(0, 36) - 1, 6, 6, lower.tail = FALSE), 0.05, 0.025)
+    expect_equal(got, want)
+  }
+})
