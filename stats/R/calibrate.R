@@ -91,13 +91,20 @@ fast_verdict <- function(old, new, k, ptab, threshold, a) {
 
 # Share of `trials` trials with each verdict, drawing n per side from the
 # pools (matrices of per-run values, one column per gated statistic).
-trial_rates <- function(old, new, n, trials, threshold, a) {
+trial_rates <- function(old, new, n, trials, threshold, a, aa = FALSE) {
   k <- moses_index(n, n, a)
   ptab <- stats::pwilcox(seq(0, n * n) - 1, n, n, lower.tail = FALSE)
   testable <- min_p_one_sided(n, n) < a
   v <- vapply(seq_len(trials), function(t) {
-    io <- sample.int(nrow(old), n)
-    inew <- sample.int(nrow(new), n)
+    if (aa) {
+      # A/A: 2n distinct runs of the one pool, split at random
+      idx <- sample.int(nrow(old), 2 * n)
+      io <- idx[seq_len(n)]
+      inew <- idx[n + seq_len(n)]
+    } else {
+      io <- sample.int(nrow(old), n)
+      inew <- sample.int(nrow(new), n)
+    }
     r <- vapply(seq_len(ncol(old)), function(j) {
       x <- fast_verdict(old[io, j], new[inew, j], k, ptab, threshold, a)
       if (!testable && x == "SLOWDOWN") "INCONCLUSIVE" else x
@@ -110,19 +117,19 @@ trial_rates <- function(old, new, n, trials, threshold, a) {
 
 # One comparison's rates at n runs per side with bootstrap CIs over pools.
 calibrate_pair <- function(old, new, n, trials = 400, boot = 100, boot_trials = 100,
-                           threshold = 0.05, alpha = 0.05, seed = 1) {
+                           threshold = 0.05, alpha = 0.05, seed = 1, aa = FALSE) {
   a <- alpha / ncol(old)
-  if (nrow(old) < n || nrow(new) < n) return(NULL)
+  if (nrow(old) < (if (aa) 2 * n else n) || nrow(new) < n) return(NULL)
   with_seed(seed, {
-    est <- trial_rates(old, new, n, trials, threshold, a)
+    est <- trial_rates(old, new, n, trials, threshold, a, aa)
     bs <- vapply(seq_len(boot), function(b) {
       ob <- old[sample.int(nrow(old), replace = TRUE), , drop = FALSE]
-      nb <- new[sample.int(nrow(new), replace = TRUE), , drop = FALSE]
-      trial_rates(ob, nb, n, boot_trials, threshold, a)
+      nb <- if (aa) ob else new[sample.int(nrow(new), replace = TRUE), , drop = FALSE]
+      trial_rates(ob, nb, n, boot_trials, threshold, a, aa)
     }, numeric(3))
   })
   ci <- apply(bs, 1, stats::quantile, probs = c(0.025, 0.975), names = FALSE)
-  data.frame(n = n, pool_old = nrow(old), pool_new = nrow(new), trials = trials,
+  data.frame(n = n, pool_old = nrow(old), pool_new = if (aa) 0L else nrow(new), trials = trials,
              boot = boot, slowdown = est[["slowdown"]], slowdown_lo = ci[1, "slowdown"],
              slowdown_hi = ci[2, "slowdown"], pass = est[["pass"]], pass_lo = ci[1, "pass"],
              pass_hi = ci[2, "pass"], inconclusive = est[["inconclusive"]])
@@ -147,21 +154,19 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
     ctl <- g[g$added_us == 0, , drop = FALSE]
     ctl_m <- stat_matrix(ctl, stats)
     ctl_means <- ctl$avg_us[ctl$usable]
-    halves <- with_seed(seed, sample(rep(1:2, length.out = nrow(ctl_m))))
-    cmp <- list(list(label = "A/A", added = 0, old = ctl_m[halves == 1, , drop = FALSE],
-                     new = ctl_m[halves == 2, , drop = FALSE]))
+    cmp <- list(list(label = "A/A", added = 0, old = ctl_m, new = ctl_m, aa = TRUE))
     for (d in sort(unique(g$added_us[g$added_us > 0]))) {
       want <- intended_change(ctl_means, d)
       if (!is.null(doses) && !any(abs(want - doses) < 0.01)) next
       dg <- g[g$added_us == d, , drop = FALSE]
       if (sum(dg$usable) < min(n)) next
       cmp[[length(cmp) + 1]] <- list(label = fmt_pct(want, 1),
-                                     added = d, old = ctl_m, new = stat_matrix(dg, stats))
+                                     added = d, old = ctl_m, new = stat_matrix(dg, stats), aa = FALSE)
     }
     for (c in cmp) {
       for (k in n) {
         r <- calibrate_pair(c$old, c$new, k, trials, boot, boot_trials, threshold, alpha,
-                            seed + k)
+                            seed + k, aa = c$aa)
         if (is.null(r)) next
         out[[length(out) + 1]] <- cbind(data.frame(cell = b, comparison = c$label,
                                                    added_us = c$added,
@@ -272,7 +277,8 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt) {
     ctab <- data.frame(
       cell = cal$cell, comparison = cal$comparison,
       `runs per side` = cal$n,
-      pools = sprintf("%d + %d", cal$pool_old, cal$pool_new),
+      pools = ifelse(cal$pool_new == 0, sprintf("%d, split anew each trial", cal$pool_old),
+                     sprintf("%d + %d", cal$pool_old, cal$pool_new)),
       `SLOWDOWN [95% CI]` = fmt_rate(cal$slowdown, cal$slowdown_lo, cal$slowdown_hi),
       `PASS [95% CI]` = fmt_rate(cal$pass, cal$pass_lo, cal$pass_hi),
       INCONCLUSIVE = sprintf("%.1f%%", 100 * cal$inconclusive),
@@ -283,8 +289,9 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt) {
                "The gate's default rule (threshold %s, alpha %s split over mean and p90,",
                "one-sided %.1f%% bounds) on n runs per side drawn from the pools, %d trials",
                "each; the 95%% CI is a bootstrap over the pools (%d resamples of each pool's",
-               "runs, %d trials each), so it carries the pools' own size. A/A: two disjoint",
-               "random halves of the control pool, every SLOWDOWN a false alarm."),
+               "runs, %d trials each), so it carries the pools' own size. A/A: each trial draws",
+               "2n distinct runs of the control pool and splits them at random; every SLOWDOWN",
+               "is a false alarm."),
                fmt_pct(threshold, 0), format(alpha), 100 * (1 - a), cal$trials[1], cal$boot[1],
                100),
              "", md_table(ctab))

@@ -192,8 +192,11 @@ gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
   tab$runs_needed <- NA_real_
   und <- tab$verdict == "INCONCLUSIVE"
   m <- max(1, tab$family[1])
+  # the normal approximation can undercut the exact bounds: an undecided
+  # row needs at least one more run per side than it has
   tab$runs_needed[und] <- vapply(which(und), function(i) {
-    runs_needed(tab$shift[i], tab$sd_log[i], threshold, a, a / m)
+    max(runs_needed(tab$shift[i], tab$sd_log[i], threshold, a, a / m),
+        max(tab$n_old[i], tab$n_new[i]) + 1)
   }, numeric(1))
   if (!gated) {
     tab$verdict <- paste0("(", tolower(tab$verdict), ")")

@@ -48,8 +48,9 @@ test_that("a planted 10% is measured as 10% and caught; A/A is not flagged", {
   aa <- cal[cal$comparison == "A/A", ]
   expect_true(all(aa$slowdown <= 0.1))
   expect_true(all(aa$slowdown_lo <= aa$slowdown & aa$slowdown <= aa$slowdown_hi))
-  # pools: 48 control runs split in halves of 24; the dose has 24
-  expect_equal(unique(aa$pool_old), 24)
+  # pools: 48 control runs, split anew in each A/A trial; the dose has 24
+  expect_equal(unique(aa$pool_old), 48)
+  expect_equal(unique(aa$pool_new), 0)
   expect_equal(unique(det$pool_new), 24)
   # a pool smaller than n gives no row at all
   expect_null(calibrate_pair(matrix(1:3, ncol = 1), matrix(1:3, ncol = 1), 5))
