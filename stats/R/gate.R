@@ -71,18 +71,15 @@ cell_key <- function(runs, drop = character()) {
                                            ifelse(grepl("emulator:", pinned) & !("emulator" %in% drop),
                                                   "-ea", "")), "")
   cmd <- if (is.null(runs$cmdline)) rep(NA_character_, nrow(runs)) else runs$cmdline
+  # the last rcuscale.NAME= on the command line is the one the kernel uses
   param <- function(name) {
-    hit <- regmatches(cmd, regexpr(paste0("rcuscale\\.", name, "=[0-9]+"), cmd))
-    out <- rep(NA_character_, length(cmd))
-    out[!is.na(cmd) & grepl(paste0("rcuscale\\.", name, "="), cmd)] <- sub(".*=", "", hit)
-    out
+    vapply(cmd, function(x) {
+      if (is.na(x)) return(NA_character_)
+      m <- regmatches(x, gregexpr(paste0("rcuscale\\.", name, "=[0-9]+"), x))[[1]]
+      if (length(m)) sub(".*=", "", m[length(m)]) else NA_character_
+    }, character(1), USE.NAMES = FALSE)
   }
-  # the last rcuscale.holdoff= on the command line is the one the kernel uses
-  hold <- vapply(cmd, function(x) {
-    if (is.na(x)) return(NA_character_)
-    m <- regmatches(x, gregexpr("rcuscale\\.holdoff=[0-9]+", x))[[1]]
-    if (length(m)) sub(".*=", "", m[length(m)]) else NA_character_
-  }, character(1), USE.NAMES = FALSE)
+  hold <- param("holdoff")
   wh <- param("writer_holdoff")
   h <- ifelse(kind != "rcuscale" | "holdoff" %in% drop, "",
               paste0("h", ifelse(is.na(hold), "?", hold),
@@ -243,7 +240,8 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   a <- alpha / length(stats)
   rt <- rt[rt$variant %in% c(baseline, candidate), , drop = FALSE]
   rt$matrix[is.na(rt$matrix)] <- ""
-  rt$config <- if (nrow(rt)) sub(".*/(hz[^/]*).*", "\\1", cell_key(rt)) else character()
+  # the config part of the cell key (build_run_table() made rt$cell one)
+  rt$config <- sub(".*/(hz[^/]*).*", "\\1", rt$cell)
   rt$group <- paste(rt$matrix, rt$cell, sep = "\r")
   res <- list(baseline = baseline, candidate = candidate, matrix = matrix,
               threshold = threshold, alpha = alpha, alpha_stat = a, stats = stats,
