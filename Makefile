@@ -32,7 +32,12 @@ libvirt: deps
 	@build/libvirtd.sh
 
 tree: deps
-	@build/tree.sh
+	@build/tree.sh >/dev/null
+
+# A git tree made here: Debian's 6.1 tree imported, then one commit per patch
+# of kernel-changes/6.1/series (git am), in $(RCUWB_CACHE)/git/rcuwb-6.1.
+tree-git: tree
+	@build/tree-git.sh
 
 kernel: tree
 	@for v in $(VARIANTS); do build/kernel.sh $$v || exit 1; done
@@ -125,6 +130,7 @@ check: deps libvirt runner initramfs
 		runner/tests/kvm-recheck-parity.sh && \
 		kernel-changes/tests/roundtrip.sh && \
 		kernel-changes/tests/apply-failure.sh && \
+		build/tests/sources.sh && \
 		Rscript stats/tests/run.R && \
 		runner/tests/integration.sh && \
 		runner/tests/matrix.sh && \
@@ -138,4 +144,4 @@ check: deps libvirt runner initramfs
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree kernel initramfs runner bench midboot report gate-calibration holdoff emulator results check clean
+.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench midboot report gate-calibration holdoff emulator results check clean

@@ -9,7 +9,7 @@ tree=$(pristine_tree)
 dir=$RCUWB_CACHE/initramfs
 out=$dir/initramfs.cpio
 mkdir -p "$dir"
-key=$(cat "$top/VMs/init/init.c" "$0" "$tree/.rcuwb-tarball" | sha256sum | cut -c1-16)
+key=$(cat "$top/VMs/init/init.c" "$0" "$tree/.rcuwb-debian" | sha256sum | cut -c1-16)
 if [ -f "$out" ] && [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ]; then
 	say "initramfs up to date ($out)"
 	exit 0

@@ -1,19 +1,37 @@
 #!/usr/bin/env bash
 # build/kernel.sh VARIANT: build the guest kernel of one kernel variant.
 #
-#   1. source: a hard-linked copy of the pristine tree with the variant's
-#      patches (kernel-changes/variants/VARIANT) applied.  Patches go into a
-#      scratch copy first, so a patch that fails never leaves a half-patched
-#      tree; the message names the patch and the failed hunk.
-#   2. config: tinyconfig + the fragments in RCUWB_KCONFIG (perf-configs/kconfig),
+#   1. the variant file (kernel-changes/variants/VARIANT, format in
+#      kernel-changes/README.md) names a source and the patches on top:
+#        source debian LINE [VERSION]   Debian's linux-source-LINE (default:
+#                                       "debian 6.1", the installed package)
+#        source git REPO REV            a commit, tag or branch of a git tree
+#        series DIR                     where bare patch names are looked up
+#                                       (default: the tree's line, e.g. 6.1)
+#        NAME.patch                     one patch a line, in order
+#   2. the build key: the source's content (Debian package version, or the
+#      git tree id), the patches' hashes, the Kconfig fragments, this
+#      recipe and the compiler.  A key that was built before is not built
+#      again: the variant gets that build (0 s), whatever its name.
+#   3. source: a hard-linked copy of the Debian tree, or a clone of the git
+#      repository checked out at the commit (only files that changed are
+#      rewritten, so make recompiles only those), with the patches applied.
+#      A patch that fails never leaves a half-patched tree; the message
+#      names the patch and the failed hunk.
+#   4. config: tinyconfig + the fragments in RCUWB_KCONFIG (perf-configs/kconfig),
 #      merged with the tree's scripts/kconfig/merge_config.sh, then every
 #      requested option (and every "#CHECK#" line, as rcutorture does) is
 #      checked in the final .config.
-#   3. vmlinux built with ccache (PVH direct boot: no bzImage, no decompression).
+#   5. vmlinux built with ccache in the variant's own output directory
+#      (incremental; PVH direct boot: no bzImage, no decompression), then
+#      published as $RCUWB_CACHE/builds/KEY/{vmlinux,config,build.json}.
 #
-# Layout: $RCUWB_CACHE/kernels/VARIANT/{src,out,build.json}.  Every variant's
-# out/ sits at the same place relative to its src/, so ccache (base_dir =
-# RCUWB_CACHE) hits across variants for every file a patch did not touch.
+# Layout: $RCUWB_CACHE/kernels/VARIANT/{src,out,build.json}; build.json names
+# the published build.  Every variant's out/ sits at the same place relative
+# to its src/, so ccache (base_dir = RCUWB_CACHE) hits across variants and
+# trees for every file that is the same.  The build is reproducible: the same
+# sources and config give the same vmlinux whatever the variant is called,
+# where its tree came from or when it is built.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -26,44 +44,179 @@ vfile=$changes/variants/$variant
 read -r -a frags <<< "${RCUWB_KCONFIG:-$top/perf-configs/kconfig/base.config}"
 for f in "${frags[@]}"; do [ -r "$f" ] || die "Kconfig fragment $f not found"; done
 
-tree=$(pristine_tree)
-ver=$(tree_version "$tree")
+# 1. The variant file.
+src_kind=debian deb_line=$RCUWB_DEFAULT_LINE deb_pin='' git_repo='' git_rev='' series=''
+names=() name_lines=()
+n=0
+while IFS= read -r raw || [ -n "$raw" ]; do
+	n=$((n + 1))
+	read -r -a w <<< "${raw%%#*}"
+	[ ${#w[@]} -gt 0 ] || continue
+	case ${w[0]} in
+	source)
+		case ${w[1]:-} in
+		debian)
+			[ ${#w[@]} -ge 3 ] && [ ${#w[@]} -le 4 ] && [[ ${w[2]} =~ ^[0-9]+\.[0-9]+$ ]] ||
+				die "$vfile:$n: expected 'source debian LINE [VERSION]' (e.g. 'source debian 6.12' or 'source debian 6.12 6.12.117-1~deb12u1')"
+			src_kind=debian deb_line=${w[2]} deb_pin=${w[3]:-} ;;
+		git)
+			[ ${#w[@]} -eq 4 ] ||
+				die "$vfile:$n: expected 'source git REPO REV' (REPO: a path, a URL, or a name in \$RCUWB_CACHE/git; REV: a commit, tag or branch)"
+			src_kind=git git_repo=${w[2]} git_rev=${w[3]} ;;
+		*) die "$vfile:$n: unknown source '${w[1]:-}': use 'source debian LINE [VERSION]' or 'source git REPO REV'" ;;
+		esac ;;
+	series)
+		[ ${#w[@]} -eq 2 ] || die "$vfile:$n: expected 'series DIR' (a directory of $changes, e.g. 'series 6.12')"
+		series=${w[1]} ;;
+	*)
+		[ ${#w[@]} -eq 1 ] || die "$vfile:$n: '${raw%%#*}': one patch file a line, or a 'source' or 'series' line"
+		names+=("${w[0]}")
+		name_lines+=("$n") ;;
+	esac
+done < "$vfile"
+
+# A git REPO: a URL is mirrored into the cache (fetched when REV is not a
+# commit id), a bare name is $RCUWB_CACHE/git/NAME, a path is used as it is.
+git_repo_dir() {
+	local r=$1 m
+	if [[ $r =~ ^[a-z][a-z0-9+.-]*:// || $r =~ ^[^/]+@[^/]+: ]]; then
+		m=$RCUWB_CACHE/git/mirrors/$(printf '%s' "$r" | sha256sum | cut -c1-16)
+		if [ ! -d "$m" ]; then
+			say "mirroring $r into $m"
+			git clone -q --mirror "$r" "$m.new" || die "$vfile: cannot clone $r"
+			mv "$m.new" "$m"
+		elif ! [[ $git_rev =~ ^[0-9a-f]{40}$ ]]; then
+			git -C "$m" fetch -q --prune origin || die "$vfile: cannot fetch $r"
+		fi
+		echo "$m"
+	elif [[ $r == */* ]]; then
+		echo "$r"
+	else
+		echo "$RCUWB_CACHE/git/$r"
+	fi
+}
+
+# 2. The source's identity and the build key.
+case $src_kind in
+debian)
+	tree=$("$top/build/tree.sh" "$deb_line" ${deb_pin:+"$deb_pin"})
+	deb_version=$(cut -d' ' -f2- "$tree/.rcuwb-debian")
+	ver=$(tree_version "$tree")
+	source_id="debian linux-source-$deb_line $deb_version"
+	series=${series:-$deb_line} ;;
+git)
+	repo=$(git_repo_dir "$git_repo")
+	if ! git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+		[[ $git_repo == */* ]] || die "$vfile: no git repository $repo (a bare name is a repository in \$RCUWB_CACHE/git; 'make tree-git' makes rcuwb-6.1)"
+		die "$vfile: no git repository at $git_repo"
+	fi
+	commit=$(git -C "$repo" rev-parse -q --verify "$git_rev^{commit}") ||
+		die "$vfile: $git_repo has no commit, tag or branch '$git_rev'"
+	gtree=$(git -C "$repo" rev-parse "$commit^{tree}")
+	ver=$(git -C "$repo" show "$commit:Makefile" | makefile_version)
+	source_id="git $gtree"
+	series=${series:-${ver%.*}} ;;
+esac
+
+# Bare patch names live in the series directory of the tree's line (or the
+# top of kernel-changes, the layout of rcuwb before several trees).
+patches=()
+for i in "${!names[@]}"; do
+	p=${names[$i]}
+	if [[ $p == */* ]]; then f=$changes/$p
+	elif [ -f "$changes/$series/$p" ]; then f=$changes/$series/$p
+	else f=$changes/$p
+	fi
+	[ -f "$f" ] || die "$vfile:${name_lines[$i]}: no patch $p in $changes/$series/"
+	patches+=("$f")
+done
+
+build_key=$( { echo "rcuwb build 2"; echo "$source_id"
+	for p in "${patches[@]}"; do sha256sum < "$p"; done
+	cat "${frags[@]}" "$0" "$top/build/kconfig-check.sh"; gcc --version | head -n1; } |
+	sha256sum | cut -c1-16)
 vdir=$RCUWB_CACHE/kernels/$variant
 src=$vdir/src out=$vdir/out
+bdir=$RCUWB_CACHE/builds/$build_key
 mkdir -p "$vdir"
 
-# The patches of the variant, in order: one name a line, '#' comments.
-patches=()
-n=0
-while IFS= read -r line || [ -n "$line" ]; do
-	n=$((n + 1))
-	line=${line%%#*}; line=${line//[[:space:]]/}
-	[ -n "$line" ] || continue
-	[ -f "$changes/$line" ] ||
-		die "$vfile:$n: no patch $changes/$line"
-	patches+=("$changes/$line")
-done < "$vfile"
+json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')"; }
+
+# build.json of this variant for the build in $bdir.
+write_build_json() {
+	local dest=$1 sep='' p
+	{
+		printf '{\n  "variant": %s,\n  "kernel_version": %s,\n' "$(json_str "$variant")" "$(json_str "$ver")"
+		printf '  "build_key": "%s",\n' "$build_key"
+		case $src_kind in
+		debian) printf '  "source": {"kind": "debian", "package": "linux-source-%s", "version": %s},\n' \
+				"$deb_line" "$(json_str "$deb_version")" ;;
+		git) printf '  "source": {"kind": "git", "repo": %s, "rev": %s, "commit": "%s", "tree": "%s", "date": %s},\n' \
+				"$(json_str "$git_repo")" "$(json_str "$git_rev")" "$commit" "$gtree" \
+				"$(json_str "$(git -C "$repo" show -s --format=%cI "$commit")")" ;;
+		esac
+		printf '  "vmlinux": %s,\n  "config": %s,\n  "config_sha": "%s",\n' \
+			"$(json_str "$bdir/vmlinux")" "$(json_str "$bdir/config")" "$(sha256sum < "$bdir/config" | cut -c1-16)"
+		printf '  "patches": ['
+		for p in "${patches[@]}"; do
+			printf '%s\n    {"name": %s, "sha256": "%s"}' "$sep" "$(json_str "${p##*/}")" "$(sha256sum < "$p" | cut -d' ' -f1)"
+			sep=,
+		done
+		printf '\n  ]\n}\n'
+	} > "$dest.new"
+	mv "$dest.new" "$dest"
+}
+
+if [ -f "$bdir/vmlinux" ] && [ -f "$bdir/config" ]; then
+	first=$(cat "$bdir/.variant" 2>/dev/null || echo "$variant")
+	write_build_json "$vdir/build.json"
+	if [ "$first" = "$variant" ]; then
+		say "$variant: kernel up to date (build $build_key: $bdir/vmlinux)"
+	else
+		say "$variant: same content as $first (build $build_key): built in 0 s"
+	fi
+	exit 0
+fi
+
+# 3. The source tree.
+src_key=$( { echo "$source_id"; for p in "${patches[@]}"; do sha256sum < "$p"; done; } | sha256sum | cut -c1-16)
 
 files_of() { # files a patch touches
 	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$@" | sort -u
 }
 
-src_key=$( { echo "$ver $(cat "$tree/.rcuwb-tarball")"; for p in "${patches[@]}"; do sha256sum < "$p"; done; } | sha256sum | cut -c1-16)
-if [ "$(cat "$src/.rcuwb-src" 2>/dev/null)" != "$src_key" ]; then
-	say "$variant: preparing source (Linux $ver + ${#patches[@]} patches)"
-	rm -rf "$src.new"
-	cp -al "$tree" "$src.new"
+apply_patches() { # DIR: apply every patch; on failure print "patch: where" and return 1
+	local d=$1 p msg where
 	for p in "${patches[@]}"; do
-		if ! msg=$(patch -d "$src.new" -p1 --fuzz=0 -N --no-backup-if-mismatch -r - < "$p" 2>&1); then
-			rm -rf "$src.new"
+		if ! msg=$(patch -d "$d" -p1 --fuzz=0 -N --no-backup-if-mismatch -r - < "$p" 2>&1); then
 			# "patching file F" ... "Hunk #N FAILED at L." -> "F: Hunk #N FAILED at L"
 			where=$(echo "$msg" | awk '/^patching file /{f=$3} /FAILED at|malformed|Reversed|can.t find/{sub(/\.$/, ""); print f ": " $0; exit}')
-			die "${p##*/} does not apply to Linux $ver: ${where:-$(echo "$msg" | head -n1)} (no tree was changed; refresh the patch against the new tree)"
+			echo "${p##*/} does not apply to Linux $ver: ${where:-$(echo "$msg" | head -n1)}"
+			return 1
 		fi
 	done
-	# Files patched now or by the previous source get fresh inodes (new
-	# mtimes) so make rebuilds them even where the content went back to
-	# pristine; all other files stay hard links to the pristine tree.
+}
+
+prepare_debian() {
+	say "$variant: preparing source (Linux $ver, $source_id, + ${#patches[@]} patches)"
+	rm -rf "$src.new"
+	cp -al "$tree" "$src.new"
+	# Files the patches touch get their own inodes before any patch runs,
+	# so the pristine tree is never written to.
+	if [ ${#patches[@]} -gt 0 ]; then
+		files_of "${patches[@]}" | while IFS= read -r f; do
+			[ -f "$src.new/$f" ] || continue
+			cp -p "$src.new/$f" "$src.new/$f.rcuwb-tmp"
+			mv -f "$src.new/$f.rcuwb-tmp" "$src.new/$f"
+		done
+	fi
+	if ! msg=$(apply_patches "$src.new"); then
+		rm -rf "$src.new"
+		die "$msg (no tree was changed; refresh the patch against the new tree)"
+	fi
+	# Files patched now or by the previous source get fresh mtimes so make
+	# rebuilds them even where the content went back to pristine; all
+	# other files stay hard links to the pristine tree.
 	{ cat "$src/.rcuwb-patched" 2>/dev/null || :; [ ${#patches[@]} -eq 0 ] || files_of "${patches[@]}"; } |
 		sort -u | while IFS= read -r f; do
 			[ -f "$src.new/$f" ] || continue
@@ -74,45 +227,73 @@ if [ "$(cat "$src/.rcuwb-src" 2>/dev/null)" != "$src_key" ]; then
 	echo "$src_key" > "$src.new/.rcuwb-src"
 	rm -rf "$src"
 	mv "$src.new" "$src"
+}
+
+# A clone of $repo that shares its objects, checked out at $commit: only
+# files that differ from the last checkout are rewritten, so make recompiles
+# just those.  A clone of another repository, or one that cannot check the
+# commit out (its repository was rewritten), is made anew.
+checkout_git() {
+	local abs
+	abs=$(cd "$repo" && pwd -P)
+	if [ -d "$src/.git" ] && [ "$(cat "$src/.git/rcuwb-repo" 2>/dev/null)" = "$abs" ] &&
+	   git -C "$src" checkout -q --detach -f "$commit" 2>/dev/null; then
+		git -C "$src" clean -q -f -d
+		return 0
+	fi
+	rm -rf "$src" "$src.new"
+	git clone -q --shared --no-checkout "$abs" "$src.new" || die "$variant: cannot clone $repo"
+	echo "$abs" > "$src.new/.git/rcuwb-repo"
+	git -C "$src.new" checkout -q --detach -f "$commit" || die "$variant: cannot check out $commit of $repo"
+	mv "$src.new" "$src"
+}
+
+prepare_git() {
+	say "$variant: preparing source (Linux $ver, $git_repo $git_rev = ${commit:0:12}, + ${#patches[@]} patches)"
+	rm -f "$src/.rcuwb-src"
+	checkout_git
+	if ! msg=$(apply_patches "$src"); then
+		git -C "$src" checkout -q -f "$commit"
+		git -C "$src" clean -q -f -d
+		die "$msg (the source is back at ${commit:0:12}; refresh the patch)"
+	fi
+	echo "$src_key" > "$src/.rcuwb-src"
+}
+
+if [ "$(cat "$src/.rcuwb-src" 2>/dev/null)" != "$src_key" ]; then
+	case $src_kind in
+	debian) [ ! -d "$src/.git" ] || rm -rf "$src"; prepare_debian ;;
+	git) prepare_git ;;
+	esac
 fi
 
-# Everything the kernel depends on; unchanged key + existing vmlinux = no work.
-build_key=$( { echo "$src_key"; cat "${frags[@]}" "$0"; gcc --version | head -n1; } | sha256sum | cut -c1-16)
-if [ "$(cat "$out/.rcuwb-build" 2>/dev/null)" = "$build_key" ] && [ -f "$out/vmlinux" ] && [ -f "$vdir/build.json" ]; then
-	say "$variant: kernel up to date ($out/vmlinux)"
-	exit 0
-fi
-
+# 4-5. Configure and build in the variant's output directory.
 mkdir -p "$out"
 export CCACHE_BASEDIR=$RCUWB_CACHE CCACHE_NOHASHDIR=1
-# Reproducible: the same sources and config give the same vmlinux whatever
-# the variant is called or when it is built (the A/A test relies on it).
-export KBUILD_BUILD_TIMESTAMP="@$(stat -c %Y "$RCUWB_TARBALL")" KBUILD_BUILD_USER=rcuwb \
-	KBUILD_BUILD_HOST=rcuwb KBUILD_BUILD_VERSION=1
+# Reproducible: a fixed build time, user, host and number, and no "+" for
+# a git tree (setlocalversion adds one unless LOCALVERSION is set).
+export KBUILD_BUILD_TIMESTAMP=@0 KBUILD_BUILD_USER=rcuwb KBUILD_BUILD_HOST=rcuwb \
+	KBUILD_BUILD_VERSION=1 LOCALVERSION=
 kmake() { make -s -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" "$@"; }
 say "$variant: configuring (tinyconfig + ${frags[*]##*/})"
 kmake tinyconfig >"$out/.tinyconfig.log" 2>&1 || die "$variant: make tinyconfig failed: see $out/.tinyconfig.log"
-(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >"$out/.merge.log" 2>&1) || die "$variant: merge_config.sh failed: see $out/.merge.log"
+(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >"$out/.merge.log" 2>&1) ||
+	die "$variant: merge_config.sh failed: see $out/.merge.log"
 kmake olddefconfig >"$out/.olddefconfig.log" 2>&1 || die "$variant: olddefconfig failed: see $out/.olddefconfig.log"
 bad=$("$top/build/kconfig-check.sh" "$out/.config" "${frags[@]}") ||
 	die "$variant: Kconfig options did not stick (a dependency is missing from the fragment?): $bad"
 
-say "$variant: building vmlinux with ccache (5-10 min cold on 2 cores, ~1.5 min warm)"
+say "$variant: building vmlinux with ccache (5-10 min cold on 2 cores, ~1 min warm)"
 t0=$(date +%s)
 kmake -j"$(nproc)" vmlinux
-say "$variant: built in $(( $(date +%s) - t0 )) s"
+say "$variant: built in $(( $(date +%s) - t0 )) s (build $build_key)"
 
-config_sha=$(sha256sum < "$out/.config" | cut -c1-16)
-{
-	printf '{\n  "variant": "%s",\n  "kernel_version": "%s",\n' "$variant" "$ver"
-	printf '  "vmlinux": "%s",\n  "config": "%s",\n  "config_sha": "%s",\n' "$out/vmlinux" "$out/.config" "$config_sha"
-	printf '  "patches": ['
-	sep=
-	for p in "${patches[@]}"; do
-		printf '%s\n    {"name": "%s", "sha256": "%s"}' "$sep" "${p##*/}" "$(sha256sum < "$p" | cut -d' ' -f1)"
-		sep=,
-	done
-	printf '\n  ]\n}\n'
-} > "$vdir/build.json.new"
-mv "$vdir/build.json.new" "$vdir/build.json"
-echo "$build_key" > "$out/.rcuwb-build"
+rm -rf "$bdir.new"
+mkdir -p "$bdir.new"
+cp "$out/vmlinux" "$bdir.new/vmlinux"
+cp "$out/.config" "$bdir.new/config"
+echo "$variant" > "$bdir.new/.variant"
+rm -rf "$bdir"
+mv "$bdir.new" "$bdir"
+write_build_json "$bdir/build.json"
+write_build_json "$vdir/build.json"

@@ -11,11 +11,15 @@ trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
 check() { local d=$1; shift; if "$@"; then pass=$((pass + 1)); echo "  ok   $d"; else fail=$((fail + 1)); echo "  FAIL $d"; fi; }
 
-# A private cache that points at the real pristine tree, and a copy of the
-# series whose second patch expects a line the tree does not have.
-mkdir -p "$work/cache/src" "$work/changes/variants"
+# A private cache whose 6.1 tree is the real one (a symlink: kernel.sh copies
+# the tree it resolves to), and a flat copy of the series (the layout before
+# kernel-changes/6.1) whose second patch expects a line the tree does not
+# have.
+real=$(cat "$cache/src/pristine")
+mkdir -p "$work/cache/src/debian" "$work/changes/variants"
+ln -s "$real" "$work/cache/src/debian/$(basename "$real")"
 cp "$cache/src/pristine" "$work/cache/src/pristine"
-cp "$kc"/0*.patch "$work/changes/"
+cp "$kc"/6.1/0*.patch "$work/changes/"
 p2=$(ls "$work"/changes/0002-*.patch)
 # change the first context line of the first hunk (lines starting with one space)
 awk 'BEGIN{done=0} /^@@/{h++} h==1 && !done && /^ / {sub(/^ /, " broken_"); done=1} {print}' "$p2" > "$p2.new" && mv "$p2.new" "$p2"

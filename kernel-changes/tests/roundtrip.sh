@@ -7,8 +7,9 @@
 #      pristine tree, give back every file they touch byte for byte (0001
 #      must really change each of them, so that the comparison cannot pass
 #      vacuously).
-#   2. Every variant of variants/ applies in order with --fuzz=0: the probe
-#      on each release stack, the planted delay on top of after.
+#   2. Every variant of variants/ on Debian's 6.1 tree applies in order with
+#      --fuzz=0: the probe on each release stack, the planted delay on top
+#      of after.  The series is kernel-changes/6.1.
 #   3. The series file lists every patch file, each subject says
 #      [PATCH n/N] with n its place in the series and N its length, and a
 #      patch that ports an upstream commit (a "Port of" note) keeps a
@@ -24,6 +25,7 @@ set -uo pipefail
 
 cache=${RCUWB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rcuwb}
 kc=$(cd "$(dirname "$0")/.." && pwd)
+sd=$kc/6.1 # the series against Debian's 6.1 tree
 passed=0
 failed=0
 
@@ -43,14 +45,19 @@ pristine=$(cat "$cache/src/pristine")
 
 # The series in order; the round-trip patches are those of variant
 # "after" that create no file.
-mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/series")
+mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$sd/series")
 for p in "${series[@]}"; do
-	[ -f "$kc/$p" ] || { fail "series lists $p, which does not exist"; finish; }
+	[ -f "$sd/$p" ] || { fail "series lists $p, which does not exist"; finish; }
 done
-variant_patches() { sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/variants/$1"; }
+# A variant's patch names (its "source" and "series" lines left out).
+variant_patches() { sed -e 's/#.*//' -e '/^[[:space:]]*\(source\|series\)[[:space:]]/d' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/variants/$1"; }
+# Whether a variant is built on Debian's 6.1 tree (no "source" line, or
+# "source debian 6.1"); git variants are checked by build/tests/sources.sh.
+on_debian_61() { ! grep -qE '^[[:space:]]*source[[:space:]]' "$kc/variants/$1" ||
+	grep -qE '^[[:space:]]*source[[:space:]]+debian[[:space:]]+6\.1([[:space:]]|$)' "$kc/variants/$1"; }
 rt=()
 while IFS= read -r p; do
-	grep -q '^--- /dev/null' "$kc/$p" || rt+=("$p")
+	grep -q '^--- /dev/null' "$sd/$p" || rt+=("$p")
 done < <(variant_patches after)
 if [ ${#rt[@]} -lt 2 ]; then
 	fail "variant after must list the release-semantics patches"
@@ -62,21 +69,21 @@ n=${#series[@]}
 i=0
 for p in "${series[@]}"; do
 	i=$((i + 1))
-	subj=$(sed -n 's/^Subject: //p' "$kc/$p" | head -n 1)
+	subj=$(sed -n 's/^Subject: //p' "$sd/$p" | head -n 1)
 	case $subj in
 	"[PATCH $i/$n] "*) ok "$p is [PATCH $i/$n]" ;;
 	*) fail "$p: subject '$subj' is not [PATCH $i/$n]" ;;
 	esac
-	if grep -q '^\[ Port of' "$kc/$p"; then
-		from=$(sed -n 's/^From: //p' "$kc/$p" | head -n 1 | tr -d '"')
-		if [[ $from != *rcuwb* ]] && grep -q "^Signed-off-by: $from\$" "$kc/$p"; then
+	if grep -q '^\[ Port of' "$sd/$p"; then
+		from=$(sed -n 's/^From: //p' "$sd/$p" | head -n 1 | tr -d '"')
+		if [[ $from != *rcuwb* ]] && grep -q "^Signed-off-by: $from\$" "$sd/$p"; then
 			ok "$p keeps its upstream author and Signed-off-by ($from)"
 		else
 			fail "$p ports an upstream commit but From: is '$from' without its Signed-off-by"
 		fi
 	fi
 done
-for f in "$kc"/0*.patch; do
+for f in "$sd"/0*.patch; do
 	printf '%s\n' "${series[@]}" | grep -qx "${f##*/}" || fail "${f##*/} is not listed in series"
 done
 
@@ -94,11 +101,11 @@ while IFS= read -r f; do
 	if [ -f "$tree/$f" ]; then
 		cp -p "$tree/$f" "$tree/$f.rt-tmp" && mv -f "$tree/$f.rt-tmp" "$tree/$f"
 	fi
-done < <(files_of "${series[@]/#/$kc/}")
+done < <(files_of "${series[@]/#/$sd/}")
 
 apply() { # apply DESC PATCH [--dry-run]
 	local msg
-	if msg=$(patch -d "$tree" -p1 --fuzz=0 -N -s --no-backup-if-mismatch -r - "${@:3}" < "$kc/$2" 2>&1); then
+	if msg=$(patch -d "$tree" -p1 --fuzz=0 -N -s --no-backup-if-mismatch -r - "${@:3}" < "$sd/$2" 2>&1); then
 		ok "$1"
 	else
 		fail "$1: $(echo "$msg" | head -n 3 | tr '\n' ' ')"
@@ -109,15 +116,16 @@ apply() { # apply DESC PATCH [--dry-run]
 # Every variant, on its own copy, with --fuzz=0.
 for v in "$kc"/variants/*; do
 	v=${v##*/}
+	on_debian_61 "$v" || continue
 	vt=$tmp/v-$v
 	cp -al "$tree" "$vt" || { fail "cp -al for variant $v"; continue; }
 	msg=
 	while IFS= read -r p; do
-		[ -f "$kc/$p" ] || { msg="no patch $p"; break; }
+		[ -f "$sd/$p" ] || { msg="no patch $p"; break; }
 		while IFS= read -r f; do # own inodes before patching
 			[ -f "$vt/$f" ] && cp -p "$vt/$f" "$vt/$f.rt-tmp" && mv -f "$vt/$f.rt-tmp" "$vt/$f"
-		done < <(files_of "$kc/$p")
-		if ! out=$(patch -d "$vt" -p1 --fuzz=0 -N -s --no-backup-if-mismatch -r - < "$kc/$p" 2>&1); then
+		done < <(files_of "$sd/$p")
+		if ! out=$(patch -d "$vt" -p1 --fuzz=0 -N -s --no-backup-if-mismatch -r - < "$sd/$p" 2>&1); then
 			msg="$p: $(echo "$out" | head -n 2 | tr '\n' ' ')"
 			break
 		fi
@@ -132,7 +140,7 @@ for p in "${rt[@]}"; do
 	apply "$p applies with --fuzz=0 (stack $stack)" "$p" || finish
 	if [ "$p" = "${rt[0]}" ]; then
 		same=
-		for f in $(files_of "$kc/$p"); do
+		for f in $(files_of "$sd/$p"); do
 			cmp -s "$tree/$f" "$pristine/$f" && same="$same $f"
 		done
 		if [ -z "$same" ]; then
@@ -143,7 +151,7 @@ for p in "${rt[@]}"; do
 	fi
 done
 
-for f in $(files_of "${rt[@]/#/$kc/}"); do
+for f in $(files_of "${rt[@]/#/$sd/}"); do
 	if [ ! -e "$pristine/$f" ]; then
 		if [ -e "$tree/$f" ]; then
 			fail "$f: not in the pristine tree but left behind"
@@ -168,7 +176,7 @@ if ! command -v perl >/dev/null; then
 	fail "perl not found: cannot run checkpatch.pl"
 else
 	for p in "${series[@]}"; do
-		out=$(cd "$pristine" && perl scripts/checkpatch.pl --strict --color=never "$kc/$p" 2>&1)
+		out=$(cd "$pristine" && perl scripts/checkpatch.pl --strict --color=never "$sd/$p" 2>&1)
 		if echo "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks,'; then
 			ok "checkpatch --strict clean: $p"
 		else

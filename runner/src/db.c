@@ -23,8 +23,10 @@
  * 3: probes.call (which call of the stage and primitive) and
  *    probes.evidence (why a deadlock is one); probe outcomes ok, slow,
  *    hung, deadlock, skipped.
+ * 4: runs.source (the kernel's source: "debian PACKAGE VERSION" or
+ *    "git REPO REV COMMIT") and runs.build_key (build/kernel.sh's content key).
  */
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -38,7 +40,7 @@ static const char schema[] =
 	" outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER, guest_nodes INTEGER,"
 	" boot_time_us INTEGER, gps INTEGER, batches INTEGER, nsamples INTEGER,"
 	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT, seed INTEGER, rerun_of INTEGER,"
-	" host_other_cpu REAL);"
+	" host_other_cpu REAL, source TEXT, build_key TEXT);"
 	"CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix, cell, variant);"
 	"CREATE TABLE IF NOT EXISTS samples ("
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -94,7 +96,9 @@ static int migrate(sqlite3 *db)
 	if (exec(db, schema) ||
 	    (v == 1 && exec(db, "ALTER TABLE runs ADD COLUMN host_other_cpu REAL")) ||
 	    (v >= 1 && v < 3 && exec(db, "ALTER TABLE probes ADD COLUMN call INTEGER;"
-				    "ALTER TABLE probes ADD COLUMN evidence TEXT")))
+				    "ALTER TABLE probes ADD COLUMN evidence TEXT")) ||
+	    (v >= 1 && v < 4 && exec(db, "ALTER TABLE runs ADD COLUMN source TEXT;"
+				    "ALTER TABLE runs ADD COLUMN build_key TEXT")))
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
 	if (exec(db, sql) || exec(db, "COMMIT"))
@@ -153,8 +157,9 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		" boot_params, cmdline, vcpus, sockets, cores, threads, numa_nodes, mem_mib, accel,"
 		" qemu_version, libvirt_version, host, host_pus, pinned, oversub, started_at, ended_at,"
 		" wall_s, outcome, outcome_detail, guest_cpus, guest_nodes, boot_time_us, gps, batches,"
-		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of, host_other_cpu)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of, host_other_cpu, source,"
+		" build_key)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	const struct kernel_build *k = s->kernel;
 	char t0[32], t1[32];
 	struct gp_stats gs;
@@ -242,6 +247,8 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		sqlite3_bind_double(st, i++, e->host_other);
 	else
 		sqlite3_bind_null(st, i++);
+	bind_text(st, i++, k->source);
+	bind_text(st, i++, k->build_key);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : set_err("sqlite: storing run: %s", sqlite3_errmsg(db));

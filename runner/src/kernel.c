@@ -34,6 +34,33 @@ static int copy_str(json_object *o, const char *key, char *dst, size_t cap, cons
 	return 0;
 }
 
+/* The string member KEY of O, or "" (an older build.json has no such member). */
+static const char *opt_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+		json_object_get_string(v) : "";
+}
+
+/* build.json's "source" object as one line, e.g. "git rcuwb-6.1 rcuwb/0001 1a2b..". */
+static void read_source(json_object *o, struct kernel_build *k)
+{
+	json_object *s = NULL;
+	const char *kind;
+
+	json_object_object_get_ex(o, "source", &s);
+	kind = opt_str(s, "kind");
+	if (!strcmp(kind, "debian"))
+		snprintf(k->source, sizeof(k->source), "debian %s %s", opt_str(s, "package"),
+			 opt_str(s, "version"));
+	else if (!strcmp(kind, "git"))
+		snprintf(k->source, sizeof(k->source), "git %s %s %s", opt_str(s, "repo"),
+			 opt_str(s, "rev"), opt_str(s, "commit"));
+	else
+		k->source[0] = '\0';
+}
+
 static void read_kconfig(struct kernel_build *k)
 {
 	char line[256];
@@ -83,6 +110,8 @@ int kernel_load(const char *variant, struct kernel_build *k)
 	    copy_str(o, "config", k->config, sizeof(k->config), path) ||
 	    copy_str(o, "config_sha", k->config_sha, sizeof(k->config_sha), path))
 		goto out;
+	snprintf(k->build_key, sizeof(k->build_key), "%s", opt_str(o, "build_key"));
+	read_source(o, k);
 	k->patches_json = strdup(json_object_object_get_ex(o, "patches", &p) ?
 				 json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN) : "[]");
 	snprintf(k->initramfs, sizeof(k->initramfs), "%s/initramfs/initramfs.cpio", cache_dir());

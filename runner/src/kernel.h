@@ -10,6 +10,8 @@ struct kernel_build {
 	char vmlinux[PATH_MAX];
 	char config[PATH_MAX];		/* the final .config */
 	char config_sha[24];
+	char build_key[24];		/* build/kernel.sh's content key ("" before it) */
+	char source[PATH_MAX];		/* "debian PACKAGE VERSION", "git REPO REV COMMIT" or "" */
 	char initramfs[PATH_MAX];
 	char *patches_json;		/* [{"name":..,"sha256":..}] */
 	int hz;				/* CONFIG_HZ */

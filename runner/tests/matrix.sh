@@ -71,20 +71,33 @@ check "summary counts it as host-busy" grep -q 'not ok: 1 host-busy' <<< "$("$rc
 # is brought up to date in place, its runs untouched.
 cp "$db" "$work/v1.db"
 sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; ALTER TABLE probes DROP COLUMN call;
-	ALTER TABLE probes DROP COLUMN evidence; PRAGMA user_version=1"
+	ALTER TABLE probes DROP COLUMN evidence; ALTER TABLE runs DROP COLUMN source;
+	ALTER TABLE runs DROP COLUMN build_key; PRAGMA user_version=1"
 "$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
-expect "schema 1 database migrated, runs kept" "3|6|0" \
+expect "schema 1 database migrated, runs kept" "4|6|0" \
 	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
 expect "schema 1 database: probes gain call and evidence" "2" \
 	"$(sqlite3 "$work/v1.db" "SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence')")"
 # and one of schema 2 (host_other_cpu, but no probes.call/evidence)
 cp "$db" "$work/v2.db"
-sqlite3 "$work/v2.db" "ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence; PRAGMA user_version=2"
+sqlite3 "$work/v2.db" "ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence;
+	ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; PRAGMA user_version=2"
 "$rcuwb" -d "$work/v2.db" summary --probes >/dev/null
-expect "schema 2 database migrated, runs and columns there" "3|6|2" \
+expect "schema 2 database migrated, runs and columns there" "4|6|2" \
 	"$(sqlite3 "$work/v2.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
+
+# and one of schema 3 (before runs.source and runs.build_key)
+cp "$db" "$work/v3.db"
+sqlite3 "$work/v3.db" "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; PRAGMA user_version=3"
+"$rcuwb" -d "$work/v3.db" summary -M mt >/dev/null
+expect "schema 3 database migrated: runs kept, source and build_key added" "4|6|2" \
+	"$(sqlite3 "$work/v3.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
+		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('source', 'build_key'))")"
+check "every run records its kernel's source and build key" \
+	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND source LIKE 'debian linux-source-6.1 %' AND length(build_key) = 16")" = 6
 
 msg=$("$rcuwb" -d "$db" run /nonexistent.yaml 2>&1)
 check "missing matrix named" test "$msg" = "rcuwb: error: cannot open matrix /nonexistent.yaml: No such file or directory"
