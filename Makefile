@@ -91,9 +91,10 @@ report: runner
 	@$(RCUWB) -d $(DB) report --out $(RESULTS)/report
 
 # The gate's calibration: planted slowdowns of known size on one binary
-# (perf-configs/gatecal-*.yaml), then its dose-response, false-alarm and
-# detection rates with CIs, variance decomposition and runs needed.
-GATECAL := gatecal-v1 gatecal-v2 gatecal-doses-v1 gatecal-doses-v2
+# (perf-configs/gatecal-*.yaml), then its dose-response (between and within
+# boots), false-alarm and detection rates with CIs, variance decomposition
+# and runs needed.
+GATECAL := gatecal-within gatecal-v1 gatecal-v2 gatecal-doses-v1 gatecal-doses-v2
 gate-calibration: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="planted"
 	@for m in $(GATECAL); do $(RCUWB) -d $(DB) run -J 1 perf-configs/$$m.yaml || exit 1; done

@@ -4,10 +4,12 @@
 #
 # Usage:
 #   Rscript stats/gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]
-#       [--doses gatecal-doses-v1,gatecal-doses-v2] [--n 5,10,20] [--trials 400]
+#       [--doses gatecal-doses-v1,gatecal-doses-v2] [--within gatecal-within]
+#       [--n 5,10,20] [--trials 400]
 #       [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE.md]
 #
-# Prints (or writes) Markdown: the dose-response table, the gate's false-alarm
+# Prints (or writes) Markdown: the dose-response table (between boots, and
+# for expedited GPs within boots too), the gate's false-alarm
 # and detection rates with 95% CIs, where the variance is, and the runs per
 # side needed for 10% and 25% slowdowns.  --plots DIR writes the power curve
 # (power_curve.png/.svg).
@@ -19,12 +21,14 @@ source(file.path(local({
 }), "load.R"))
 
 calibration_main <- function(args) {
-  spec <- c(db = "value", matrix = "value", doses = "value", n = "value", trials = "value",
+  spec <- c(db = "value", matrix = "value", doses = "value", within = "value", n = "value",
+            trials = "value",
             boot = "value", threshold = "value", alpha = "value", plots = "value",
             out = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
-    cat("usage: gate-calibration.R --db PATH [--matrix M1,M2] [--doses D1,D2] [--n 5,10,20]",
+    cat("usage: gate-calibration.R --db PATH [--matrix M1,M2] [--doses D1,D2] [--within W]",
+        "[--n 5,10,20]",
         "[--trials 400] [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE]\n")
     return(0L)
   }
@@ -32,6 +36,7 @@ calibration_main <- function(args) {
   db <- check_db(o$db)
   matrices <- parse_list(o$matrix %||% "gatecal-v1,gatecal-v2", "matrix")
   doses <- parse_list(o$doses %||% "gatecal-doses-v1,gatecal-doses-v2", "doses")
+  within <- parse_list(o$within %||% "gatecal-within", "within")
   n <- vapply(parse_list(o$n %||% "5,10,20", "n"), parse_int, numeric(1), name = "n", min = 3)
   trials <- parse_int(o$trials %||% "400", "trials", 10)
   boot <- parse_int(o$boot %||% "100", "boot", 10)
@@ -40,13 +45,15 @@ calibration_main <- function(args) {
   check_known(db, "matrix", matrices, "matrix")
   known <- with_db(db, function(con) DBI::dbGetQuery(con, "SELECT DISTINCT matrix FROM runs")$matrix)
   doses <- intersect(doses, known)
+  within <- intersect(within, known)
 
-  runs <- read_runs(db, matrix = c(matrices, doses))
-  samples <- read_samples(db, matrix = c(matrices, doses))
+  runs <- read_runs(db, matrix = c(matrices, doses, within))
+  samples <- read_samples(db, matrix = c(matrices, doses, within))
   rt <- build_run_table(runs, run_stats(samples))
   main <- rt[rt$matrix %in% matrices, , drop = FALSE]
 
-  dr <- dose_response(rt)
+  dr <- dose_response(rt[!rt$matrix %in% within, , drop = FALSE])
+  wb <- within_boot_response(rt[rt$matrix %in% within, , drop = FALSE], samples)
   cal <- calibrate_gate(main, n = n, trials = trials, boot = boot, threshold = threshold,
                         alpha = alpha)
   vd <- variance_decomposition(main, samples)
@@ -59,7 +66,7 @@ calibration_main <- function(args) {
                n25_80 = runs_for_power(sds, 0.25, 0.80, threshold, a),
                n25_95 = runs_for_power(sds, 0.25, 0.95, threshold, a))
   }))
-  md <- calibration_markdown(dr, cal, vd, need, threshold, alpha, rt)
+  md <- calibration_markdown(dr, cal, vd, need, threshold, alpha, rt, wb)
   if (!is.null(o$plots) && !is.null(cal)) {
     p <- plot_power_curve(cal, main)
     if (!is.null(p)) save_plot(p, o$plots, "power_curve", 10, 5)

@@ -87,17 +87,19 @@ calibration_section() {
 	cat <<EOS
 ## How good is the gate? (\`make gate-calibration\`, perf-configs/gatecal-*.yaml)
 
-One binary, \`planted\` (patch 0008), whose delays are the dose, against
-itself with the delays at zero: normal GPs get whole ticks
+One binary, \`planted\` (patch 0008), whose plant is the dose, against
+itself with the plant at zero: normal GPs get whole ticks
 (\`rcutree.planted_gp_tick_permille\`: N/1000 ticks of 4 ms per
-\`synchronize_rcu()\`), expedited GPs a spin
-(\`rcutree.planted_exp_delay_ns\`), both on rcuscale's own clock.
-\`gatecal-v1\`/\`-v2\` (50 repetitions: a control of 100 runs, 50 of each dose)
-plant normal 10% and 25% of the control's mean (from a pilot) and
-expedited 1550 ns and 3875 ns; \`gatecal-doses-v1\`/\`-v2\` (10 repetitions) plant
-normal 5% and 50% and expedited 10% and 25%, computed from the control
-itself (the expedited pilot's mean had been inflated by the clocksource
-switch). 1- and 2-vCPU guests, one rcuscale writer, holdoff boot, one guest
+\`synchronize_rcu()\`, doses set from a pilot's control mean), expedited GPs
+a dilation of the interval rcuscale measures by N/1000
+(\`rcutree.planted_exp_permille\`: the dose is its own intended change,
+whatever the boot's speed), both on rcuscale's own clock.
+\`gatecal-v1\`/\`-v2\` (80 repetitions: a control of 80 runs and 80 of each
+dose, so that n = 20 draws from 4n) plant 10% and 25%; \`gatecal-doses-v1\`/\`-v2\`
+(10 repetitions) plant 5% and 50%; \`gatecal-within\` (10 boots a dose)
+dilates only every second expedited GP of a boot, so that the dilation is
+measured inside boots, where the boot-to-boot spread cancels.
+1- and 2-vCPU guests, one rcuscale writer, holdoff boot, one guest
 at a time; $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%'") runs, $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%'").
 
 $(Rscript "$top/stats/gate-calibration.R" --db "$db" --plots "$out/plots" 2>&1)

@@ -1,17 +1,24 @@
 # Calibrating the gate on planted slowdowns of known size (variant
 # `planted`, patch 0008) against the same binary with its delays at zero.
 #
-# The calibration matrices (perf-configs/gate-calibration*.yaml) run one
-# binary, `planted`, with boot parameters as the dose:
+# The calibration matrices (perf-configs/gatecal-*.yaml) run one binary,
+# `planted`, with boot parameters as the dose:
 #   rcutree.planted_gp_tick_permille=N  normal GPs: N/1000 ticks per call
-#   rcutree.planted_exp_delay_ns=N      expedited GPs: N ns per call
-# and a control cell without them.  Each dose adds a known absolute time to
-# every GP's latency.  Its intended relative change is what the gate's
-# estimator (the Hodges-Lehmann shift of log per-run means) would find if
-# the dose added exactly that to every run of the control: the median over
-# control pairs of log((m_i + added) / m_j) (intended_change()).  For a
-# tight control this is added / mean; for the bimodal expedited controls
-# measured here it is what "10%" can mean at all.
+#   rcutree.planted_exp_permille=N      expedited GPs: rcuscale's interval
+#                                       dilated by N/1000
+#   rcutree.planted_exp_alternate=1     ...only every second (even) sample:
+#                                       the within-boot check
+#   rcutree.planted_exp_delay_ns=N      expedited, 0008's first revision:
+#                                       N ns per call (runs stored with it
+#                                       are still read)
+# and a control cell with them at zero.  A normal dose adds a known absolute
+# time to every GP's latency.  Its intended relative change is what the
+# gate's estimator (the Hodges-Lehmann shift of log per-run means) would
+# find if the dose added exactly that to every run of the control: the
+# median over control pairs of log((m_i + added) / m_j) (intended_change()).
+# For a tight control this is added / mean.  An expedited dilation scales
+# every GP, so the per-run mean and every quantile, by 1 + N/1000: its
+# intended change is N/1000 whatever the control looks like.
 #
 # Rates: each trial draws n runs per side without replacement from the
 # pools and applies the gate's rule (gated statistics, alpha split, one
@@ -34,19 +41,30 @@ dose_for_change <- function(control_means, target) {
                  c(0, 10 * m * target + 1), tol = 1e-6)$root
 }
 
-# Parse the planted dose out of boot parameters: list(kind, value) where
-# kind is "ticks" (permille of a tick per call), "ns" or NA (control).
+# The integer value of rcutree.planted_NAME=N in each of `bp`, NA if absent.
+planted_param <- function(bp, name) {
+  re <- paste0("(^|.*[[:space:]])rcutree\\.planted_", name, "=([0-9]+)([[:space:]].*|$)")
+  v <- suppressWarnings(as.numeric(sub(re, "\\2", bp)))
+  v[!grepl(re, bp)] <- NA
+  v
+}
+
+# Parse the planted dose out of boot parameters: permille of a tick per
+# normal GP, permille dilation per expedited GP, whether only every second
+# expedited GP is dilated, and the first revision's ns per expedited GP
+# (NA where absent).
 planted_dose <- function(boot_params) {
   bp <- ifelse(is.na(boot_params), "", boot_params)
-  tick <- suppressWarnings(as.numeric(sub(".*rcutree\\.planted_gp_tick_permille=([0-9]+).*", "\\1", bp)))
-  ns <- suppressWarnings(as.numeric(sub(".*rcutree\\.planted_exp_delay_ns=([0-9]+).*", "\\1", bp)))
-  tick[!grepl("planted_gp_tick_permille=", bp)] <- NA
-  ns[!grepl("planted_exp_delay_ns=", bp)] <- NA
-  data.frame(permille = tick, ns = ns)
+  data.frame(permille = planted_param(bp, "gp_tick_permille"),
+             exp_permille = planted_param(bp, "exp_permille"),
+             alternate = !is.na(planted_param(bp, "exp_alternate")) &
+               planted_param(bp, "exp_alternate") > 0,
+             ns = planted_param(bp, "exp_delay_ns"))
 }
 
 # Added latency (us) per GP of each run of the calibration: ticks for
-# normal-mode runs, ns for expedited ones (0 for the control).
+# normal-mode runs, the first revision's ns for expedited ones (0 for the
+# control and for dilations).
 planted_added_us <- function(rt) {
   d <- planted_dose(rt$boot_params)
   tick_us <- 1e6 / ifelse(is.na(rt$kconfig_hz), 250, rt$kconfig_hz)
@@ -54,15 +72,33 @@ planted_added_us <- function(rt) {
          ifelse(is.na(d$permille), 0, d$permille / 1000 * tick_us))
 }
 
+# Dilation (a fraction) of each expedited run's GPs, 0 for normal runs.
+planted_dilation <- function(rt) {
+  d <- planted_dose(rt$boot_params)
+  ifelse(rt$gp_mode == "expedited" & !is.na(d$exp_permille), d$exp_permille / 1000, 0)
+}
+
 # The calibration's cells: one row per run with base (the cell without the
-# dose) and added_us.
+# dose), added_us, dilation, alternate (a within-boot run) and dose (a key
+# of the dose: the control is "0").
 calibration_runs <- function(rt) {
   rt <- rt[rt$kind == "rcuscale", , drop = FALSE]
   rt$added_us <- planted_added_us(rt)
+  rt$dilation <- planted_dilation(rt)
+  rt$alternate <- planted_dose(rt$boot_params)$alternate & rt$gp_mode == "expedited"
+  rt$dose <- ifelse(rt$dilation > 0, sprintf("x%g", rt$dilation),
+                    ifelse(rt$added_us > 0, sprintf("+%gus", rt$added_us), "0"))
   bp <- ifelse(is.na(rt$boot_params), "", rt$boot_params)
-  strip <- trimws(gsub("rcutree\\.planted_(gp_tick_permille|exp_delay_ns)=[0-9]+", "", bp))
+  strip <- trimws(gsub("[[:space:]]+", " ", gsub(
+    "rcutree\\.planted_(gp_tick_permille|exp_delay_ns|exp_permille|exp_alternate)=[0-9]+", "", bp)))
   rt$base <- cell_key(transform(rt, boot_params = strip))
   rt
+}
+
+# The intended change of each dose of one base cell (`g`, rows of
+# calibration_runs()), given that cell's control per-run means.
+dose_intended <- function(g, ctl_means) {
+  ifelse(g$dilation > 0, g$dilation, intended_change(ctl_means, g$added_us))
 }
 
 # The gate's decision on one trial, fast: the same rule as gate_stat_rows()
@@ -142,35 +178,53 @@ stat_matrix <- function(g, stats = GATE_DEFAULT_STATS) {
   m
 }
 
+# The doses of one base cell `g` (rows of calibration_runs(), no
+# within-boot runs), in order of their intended change: a data frame of
+# dose key, added_us, dilation and intended change.
+cell_doses <- function(g, ctl_means) {
+  d <- g[!duplicated(g$dose), c("dose", "added_us", "dilation"), drop = FALSE]
+  d$intended <- dose_intended(d, ctl_means)
+  d <- d[order(d$intended, d$dose), , drop = FALSE]
+  rownames(d) <- NULL
+  d
+}
+
+# The between-boot runs of the calibration, split by base cell.
+between_boot_cells <- function(rt) {
+  cr <- calibration_runs(rt)
+  cr <- cr[!cr$alternate, , drop = FALSE]
+  split(cr, cr$base)[sort(unique(cr$base))]
+}
+
 # The calibration table: per base cell, A/A (disjoint random halves of the
 # control pool) and each dose against the whole control pool, at each n.
 calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
                            boot = 100, boot_trials = 100, threshold = 0.05,
                            alpha = 0.05, seed = 1, stats = GATE_DEFAULT_STATS) {
-  cr <- calibration_runs(rt)
   out <- list()
-  for (b in sort(unique(cr$base))) {
-    g <- cr[cr$base == b, , drop = FALSE]
-    ctl <- g[g$added_us == 0, , drop = FALSE]
+  for (g in between_boot_cells(rt)) {
+    ctl <- g[g$dose == "0", , drop = FALSE]
     ctl_m <- stat_matrix(ctl, stats)
     ctl_means <- ctl$avg_us[ctl$usable]
-    cmp <- list(list(label = "A/A", added = 0, old = ctl_m, new = ctl_m, aa = TRUE))
-    for (d in sort(unique(g$added_us[g$added_us > 0]))) {
-      want <- intended_change(ctl_means, d)
+    cd <- cell_doses(g, ctl_means)
+    cmp <- list(list(label = "A/A", dose = cd[cd$dose == "0", ], old = ctl_m, new = ctl_m, aa = TRUE))
+    for (i in which(cd$dose != "0")) {
+      want <- cd$intended[i]
       if (!is.null(doses) && !any(abs(want - doses) < 0.01)) next
-      dg <- g[g$added_us == d, , drop = FALSE]
+      dg <- g[g$dose == cd$dose[i], , drop = FALSE]
       if (sum(dg$usable) < min(n)) next
-      cmp[[length(cmp) + 1]] <- list(label = fmt_pct(want, 1),
-                                     added = d, old = ctl_m, new = stat_matrix(dg, stats), aa = FALSE)
+      cmp[[length(cmp) + 1]] <- list(label = fmt_pct(want, 1), dose = cd[i, ],
+                                     old = ctl_m, new = stat_matrix(dg, stats), aa = FALSE)
     }
     for (c in cmp) {
       for (k in n) {
         r <- calibrate_pair(c$old, c$new, k, trials, boot, boot_trials, threshold, alpha,
                             seed + k, aa = c$aa)
         if (is.null(r)) next
-        out[[length(out) + 1]] <- cbind(data.frame(cell = b, comparison = c$label,
-                                                   added_us = c$added,
-                                                   intended = intended_change(ctl_means, c$added)), r)
+        out[[length(out) + 1]] <- cbind(data.frame(cell = g$base[1], comparison = c$label,
+                                                   added_us = c$dose$added_us,
+                                                   dilation = c$dose$dilation,
+                                                   intended = c$dose$intended), r)
       }
     }
   }
@@ -180,32 +234,75 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
   out
 }
 
-# Dose-response: for each base cell and dose, the intended change
-# (added / control median per-run mean) and the gate's estimate of the
-# mean's change with its two-sided 95% CI (the 97.5% one-sided bounds).
+# Dose-response: for each base cell and dose, the intended change and the
+# gate's estimate of the mean's change against the control pool, with its
+# two-sided 95% CI (the 97.5% one-sided bounds).  The control's row
+# compares two random halves of it.
 dose_response <- function(rt, stat = "mean") {
-  cr <- calibration_runs(rt)
   out <- list()
-  for (b in sort(unique(cr$base))) {
-    g <- cr[cr$base == b, , drop = FALSE]
-    ctl <- g[g$added_us == 0, , drop = FALSE]
-    base_mean <- stats::median(ctl$avg_us[ctl$usable])
+  for (g in between_boot_cells(rt)) {
+    ctl <- g[g$dose == "0", , drop = FALSE]
     ctl_means <- ctl$avg_us[ctl$usable]
-    for (d in sort(unique(g$added_us))) {
-      dg <- g[g$added_us == d, , drop = FALSE]
-      if (d == 0) {
+    cd <- cell_doses(g, ctl_means)
+    for (i in seq_len(nrow(cd))) {
+      dg <- g[g$dose == cd$dose[i], , drop = FALSE]
+      if (cd$dose[i] == "0") {
         halves <- with_seed(1, sample(rep(1:2, length.out = nrow(dg))))
         x <- log_compare(side_values(dg[halves == 1, ], stat), side_values(dg[halves == 2, ], stat), 0.025)
       } else {
         x <- log_compare(side_values(ctl, stat), side_values(dg, stat), 0.025)
       }
       out[[length(out) + 1]] <- data.frame(
-        cell = b, added_us = d, control_mean_us = base_mean,
-        intended = intended_change(ctl_means, d),
+        cell = g$base[1], added_us = cd$added_us[i], dilation = cd$dilation[i],
+        control_mean_us = stats::median(ctl_means), intended = cd$intended[i],
         runs = paste0(x$n_old, "+", x$n_new), measured = x$rel, lo = x$rel_lo, hi = x$rel_hi)
     }
   }
   do.call(rbind, out)
+}
+
+# The planted dilation measured inside each boot (gatecal-within.yaml:
+# rcutree.planted_exp_alternate=1, so rcuscale's even-numbered samples are
+# dilated and the odd ones not).  Per boot: the median over pairs (sample
+# 2j, sample 2j+1) of log(dilated / undilated), and the log of the ratio of
+# the two halves' means.  The first pair is left out (the writer's first
+# GP starts everything up: often 50 times the others), and so is the last
+# sample (rcuscale overwrites it until the test stops).  Boots are the
+# replicates: each statistic's change is expm1 of its mean over boots with
+# a t interval.
+within_boot_response <- function(rt, samples, level = 0.95) {
+  cr <- calibration_runs(rt)
+  cr <- cr[cr$alternate & cr$usable, , drop = FALSE]
+  if (!nrow(cr)) return(NULL)
+  s <- samples[samples$run_id %in% cr$id, , drop = FALSE]
+  per_run <- lapply(split(s, s$run_id), function(x) {
+    x <- x[x$seq >= 2 & x$seq < max(x$seq), , drop = FALSE]
+    ev <- x[x$seq %% 2 == 0, c("writer", "seq", "duration_ns")]
+    od <- x[x$seq %% 2 == 1, c("writer", "seq", "duration_ns")]
+    od$seq <- od$seq - 1
+    p <- merge(ev, od, by = c("writer", "seq"))
+    data.frame(id = x$run_id[1], pairs = nrow(p),
+               log_pair = stats::median(log(p$duration_ns.x / p$duration_ns.y)),
+               log_mean = log(mean(ev$duration_ns) / mean(od$duration_ns)))
+  })
+  pr <- merge(cr[, c("id", "base", "dilation")], do.call(rbind, per_run), by = "id")
+  ci <- function(v) {
+    m <- mean(v)
+    h <- if (length(v) > 1) stats::qt(1 - (1 - level) / 2, length(v) - 1) * stats::sd(v) / sqrt(length(v)) else Inf
+    c(expm1(m), expm1(m - h), expm1(m + h))
+  }
+  out <- lapply(split(pr, list(pr$base, pr$dilation), drop = TRUE), function(g) {
+    a <- ci(g$log_pair)
+    b <- ci(g$log_mean)
+    data.frame(cell = g$base[1], dilation = g$dilation[1], intended = g$dilation[1],
+               boots = nrow(g), pairs = round(mean(g$pairs)),
+               measured = a[1], lo = a[2], hi = a[3],
+               mean_measured = b[1], mean_lo = b[2], mean_hi = b[3])
+  })
+  out <- do.call(rbind, out)
+  out <- out[order(out$cell, out$dilation), , drop = FALSE]
+  rownames(out) <- NULL
+  out
 }
 
 # Between-boot and within-boot parts of the variance of log(per-run mean)
@@ -214,7 +311,7 @@ dose_response <- function(rt, stat = "mean") {
 # independent), between = total - within (floored at 0).
 variance_decomposition <- function(rt, samples) {
   cr <- calibration_runs(rt)
-  ctl <- cr[cr$added_us == 0 & cr$usable, , drop = FALSE]
+  ctl <- cr[cr$dose == "0" & !cr$alternate & cr$usable, , drop = FALSE]
   s <- samples[samples$run_id %in% ctl$id, , drop = FALSE]
   cv2 <- tapply(s$duration_ns, s$run_id, function(x) stats::var(x) / mean(x)^2 / length(x))
   out <- lapply(split(ctl, ctl$base), function(g) {
@@ -250,28 +347,62 @@ fmt_rate <- function(x, lo, hi) {
   ifelse(is.na(x), "-", sprintf("%.1f%% [%.1f, %.1f]", 100 * x, 100 * lo, 100 * hi))
 }
 
+# How a dose reads in the tables: the planted time per GP, or the dilation.
+fmt_dose <- function(added_us, dilation) {
+  ifelse(dilation > 0, sprintf("x%.3f (%g permille)", 1 + dilation, 1000 * dilation),
+         ifelse(added_us > 0, fmt_time_us(added_us), "0"))
+}
+
+# The within-boot columns of the dose-response table, matched to `dr` by
+# cell and dilation ("-" where nothing was measured within boots).
+within_columns <- function(dr, wb) {
+  k <- if (is.null(wb)) rep(NA_integer_, nrow(dr)) else
+    match(paste(dr$cell, dr$dilation), paste(wb$cell, wb$dilation))
+  k[dr$added_us > 0] <- NA
+  w <- if (is.null(wb)) NULL else wb[k, , drop = FALSE]
+  has <- !is.na(k)
+  list(boots = ifelse(has, as.character(w$boots), "-"),
+       pair = ifelse(has, sprintf("%s [%s, %s]", fmt_pct(w$measured, 1), fmt_pct(w$lo, 1),
+                                  fmt_pct(w$hi, 1)), "-"),
+       off = ifelse(has, sprintf("%+.1f pp", 100 * (w$measured - w$intended)), "-"),
+       mean = ifelse(has, sprintf("%s [%s, %s]", fmt_pct(w$mean_measured, 1),
+                                  fmt_pct(w$mean_lo, 1), fmt_pct(w$mean_hi, 1)), "-"))
+}
+
 # The calibration's Markdown: dose-response, rates, variance, runs needed.
-calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt) {
+calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = NULL) {
   a <- alpha / length(GATE_DEFAULT_STATS)
+  wc <- within_columns(dr, wb)
   dtab <- data.frame(
     cell = dr$cell,
-    `planted per GP` = ifelse(dr$added_us == 0, "0 (A/A halves)", fmt_time_us(dr$added_us)),
+    `planted per GP` = ifelse(dr$added_us == 0 & dr$dilation == 0, "0 (A/A halves)",
+                              fmt_dose(dr$added_us, dr$dilation)),
     `control mean` = fmt_time_us(dr$control_mean_us),
     intended = fmt_pct(dr$intended, 1),
     `runs` = dr$runs,
-    `measured change of the mean [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(dr$measured, 1),
-                                                   fmt_pct(dr$lo, 1), fmt_pct(dr$hi, 1)),
+    `between boots: change of the mean [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(dr$measured, 1),
+                                                         fmt_pct(dr$lo, 1), fmt_pct(dr$hi, 1)),
     `off by` = sprintf("%+.1f pp", 100 * (dr$measured - dr$intended)),
+    `boots` = wc$boots,
+    `within boots: pair median [95% CI]` = wc$pair,
+    `off by ` = wc$off,
+    `within boots: ratio of means [95% CI]` = wc$mean,
     check.names = FALSE)
   out <- c(
     "### Dose-response",
     "",
-    paste("Each dose adds a known time to every grace period of one binary (`planted`).",
-          "Intended: what the gate's estimator would find if the dose added exactly that to",
-          "every control run (median over control pairs of log((m_i + added) / m_j); for a",
-          "tight control, added / mean). Measured: the gate's estimate (Hodges-Lehmann, log",
-          "scale) of the per-run mean's change against the control pool, with the two-sided",
-          "95% interval (the 97.5% one-sided bounds)."),
+    paste("Each dose slows every grace period of one binary (`planted`) by a known amount.",
+          "Normal GPs: whole ticks added to a known share of calls; intended: what the gate's",
+          "estimator would find if the dose added exactly that to every control run (median",
+          "over control pairs of log((m_i + added) / m_j); for a tight control, added / mean).",
+          "Expedited GPs: rcuscale's interval dilated by a factor; intended: the factor minus 1.",
+          "Between boots: the gate's estimate (Hodges-Lehmann, log scale) of the per-run",
+          "mean's change against the control pool, with the two-sided 95% interval (the",
+          "97.5% one-sided bounds). Within boots (expedited, `gatecal-within.yaml`): every",
+          "second GP of a boot dilated, each dilated GP compared with the undilated one after",
+          "it (median of the log ratios per boot; the ratio of the two halves' means beside",
+          "it), mean over boots with a t interval; the intended row 0 is even against odd",
+          "samples with nothing planted."),
     "", md_table(dtab))
   if (!is.null(cal)) {
     ctab <- data.frame(

@@ -47,7 +47,7 @@ add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
                     accel = "kvm", oversub = 0.5, host_pus = 8L, boot_params = "",
                     detail = NA_character_, started_at = "2025-01-01T00:00:00Z",
                     host_other_cpu = NA_real_, hz = 250L, qemu = "7.2.22",
-                    cmdline = "console=ttyS0 rcuscale.holdoff=3") {
+                    cmdline = "console=ttyS0 rcuscale.holdoff=3", seq_from = 1L) {
   cc <- cell_columns(cell)
   con <- DBI::dbConnect(RSQLite::SQLite(), path)
   on.exit(DBI::dbDisconnect(con))
@@ -66,7 +66,7 @@ add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
   if (length(samples_ns)) {
     DBI::dbExecute(con, "INSERT INTO samples(run_id, writer, seq, duration_ns) VALUES (?, ?, ?, ?)",
                    params = list(rep(id, length(samples_ns)), rep(0L, length(samples_ns)),
-                                 seq_along(samples_ns), samples_ns))
+                                 seq_from - 1L + seq_along(samples_ns), samples_ns))
   }
   id
 }

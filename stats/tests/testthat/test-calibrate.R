@@ -21,9 +21,17 @@ cal_db <- function(seed = 11, reps = 24, sd = 0.005) {
 }
 
 test_that("planted doses are read from the boot parameters, in the mode's own unit", {
-  d <- planted_dose(c("", "rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_delay_ns=1500"))
-  expect_equal(d$permille, c(NA, 300))
-  expect_equal(d$ns, c(NA, 1500))
+  d <- planted_dose(c("", "rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_delay_ns=1500",
+                      "rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=250",
+                      "xrcutree.planted_exp_permille=7 rcutree.planted_gp_tick_permille=12"))
+  expect_equal(d$permille, c(NA, 300, NA, 12))
+  expect_equal(d$ns, c(NA, 1500, NA, NA))
+  expect_equal(d$exp_permille, c(NA, NA, 250, NA))   # a longer parameter's name is not it
+  expect_equal(d$alternate, c(FALSE, FALSE, TRUE, FALSE))
+  rt <- data.frame(boot_params = "rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_permille=100",
+                   gp_mode = c("normal", "expedited"), kconfig_hz = 250)
+  expect_equal(planted_dilation(rt), c(0, 0.1))
+  expect_equal(planted_added_us(rt), c(1200, 0))
   rt <- data.frame(boot_params = rep("rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_delay_ns=1500", 2),
                    gp_mode = c("normal", "expedited"), kconfig_hz = 250)
   # 0.3 ticks of 4000 us, or 1.5 us
@@ -89,4 +97,67 @@ test_that("the calibration's fast trial rule agrees with the gate's own rows", {
                         stats::pwilcox(seq(0, 36) - 1, 6, 6, lower.tail = FALSE), 0.05, 0.025)
     expect_equal(got, want)
   }
+})
+
+# Expedited runs of one 1-vCPU cell, bimodal from boot to boot (8 or 14 us):
+# the control and a 10% dilation, per-GP noise of 5%.
+exp_db <- function(reps = 30, seed = 5) {
+  db <- new_db()
+  set.seed(seed)
+  for (r in seq_len(reps)) {
+    for (pm in c(0, 100)) {
+      bp <- sprintf("rcutree.planted_exp_permille=%d", pm)
+      level <- if (stats::runif(1) < 0.6) 8000 else 14000
+      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
+              matrix = "gatecal-v1", cmdline = "rcuscale.holdoff=0",
+              samples_ns = round(level * (1 + pm / 1000) * exp(stats::rnorm(40, 0, 0.05))))
+    }
+  }
+  db
+}
+
+test_that("a dilation's intended change is the dilation itself, however bimodal the control", {
+  db <- exp_db()
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  dr <- dose_response(rt)
+  expect_equal(dr$dilation, c(0, 0.1))
+  expect_equal(dr$intended, c(0, 0.1))
+  # an additive dose of the same mean size would not be 10% to the HL estimator
+  ctl <- rt$avg_us[grepl("permille=0", rt$boot_params)]
+  expect_gt(abs(intended_change(ctl, 0.1 * mean(ctl)) - 0.1), 0.005)
+  expect_true(dr$lo[2] < 0.1 && 0.1 < dr$hi[2])
+  md <- calibration_markdown(dr, NULL, variance_decomposition(rt, read_samples(db)),
+                             data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
+                                        n10_95 = 8, n25_80 = 3, n25_95 = 4), 0.05, 0.05, rt)
+  expect_true(any(grepl("x1.100 (100 permille)", md, fixed = TRUE)))
+})
+
+test_that("the within-boot dilation is measured from even against odd samples, last one left out", {
+  db <- new_db()
+  set.seed(9)
+  for (r in 1:6) {
+    for (pm in c(0, 250)) {
+      bp <- sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
+      level <- if (r %% 2) 8000 else 14000
+      x <- level * exp(stats::rnorm(101, 0, 0.05))
+      even <- seq(1, 101, by = 2)              # seq 0, 2, 4, ... (0-based) are dilated
+      x[even] <- x[even] * (1 + pm / 1000)
+      x[101] <- 1e9                            # rcuscale's overwritten last sample
+      x[1] <- 50 * x[1]                        # and its warm-up GP
+      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
+              matrix = "gatecal-within", cmdline = "rcuscale.holdoff=0",
+              samples_ns = round(x), seq_from = 0L)
+    }
+  }
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  expect_true(all(calibration_runs(rt)$alternate))
+  expect_length(between_boot_cells(rt), 0)
+  wb <- within_boot_response(rt, read_samples(db))
+  expect_equal(wb$dilation, c(0, 0.25))
+  expect_equal(wb$boots, c(6, 6))
+  expect_equal(wb$pairs, c(49, 49))
+  expect_lt(abs(wb$measured[2] - 0.25), 0.01)
+  expect_lt(abs(wb$measured[1]), 0.01)
+  expect_true(all(wb$lo < wb$measured & wb$measured < wb$hi))
+  expect_lt(abs(wb$mean_measured[2] - 0.25), 0.02)   # neither outlier is in it
 })
