@@ -36,6 +36,16 @@ void console_init(struct console *c)
 	c->smp_nodes = c->smp_cpus = -1;
 	c->boot_time_s = -1;
 	c->diag = -1;
+	console_set_prefix(c, "rcu-scale");
+}
+
+void console_set_prefix(struct console *c, const char *prefix)
+{
+	const char *flag = strchr(prefix, '-');
+
+	flag = flag ? flag : "-scale";
+	snprintf(c->tag, sizeof(c->tag), "%.16s: ", flag);
+	snprintf(c->errtag, sizeof(c->errtag), "%.16s:!!! ", flag);
 }
 
 void console_free(struct console *c)
@@ -364,7 +374,7 @@ static void parse_guest_line(struct console *c, const char *raw, size_t rawlen,
 static int parse_line(struct console *c, const char *raw, size_t rawlen)
 {
 	const char *s = raw, *p, *scale;
-	size_t len = rawlen;
+	size_t len = rawlen, taglen = strlen(c->tag), errlen = strlen(c->errtag);
 	struct fields f;
 
 	/* sed -e 's/^\[[^]]*]//' */
@@ -372,10 +382,10 @@ static int parse_line(struct console *c, const char *raw, size_t rawlen)
 		len -= (size_t)(p + 1 - s);
 		s = p + 1;
 	}
-	scale = find(s, len, "-scale: ");
+	scale = find(s, len, c->tag);
 	if (scale) {
-		size_t rest = len - (size_t)(scale - s) - 8;
-		const char *after = scale + 8;
+		size_t rest = len - (size_t)(scale - s) - taglen;
+		const char *after = scale + taglen;
 
 		if (find(after, rest, "writer-duration")) {
 			split_fields(s, len, &f);
@@ -391,8 +401,8 @@ static int parse_line(struct console *c, const char *raw, size_t rawlen)
 			c->test_complete = true;
 	}
 	/* SCALEOUT_ERRSTRING: "<type>-scale:!!! <message>" */
-	if ((p = find(s, len, "-scale:!!! "))) {
-		p += 11;
+	if ((p = find(s, len, c->errtag))) {
+		p += errlen;
 		if (!c->nerrors++)
 			copy_text(c->first_error, sizeof(c->first_error), p, len - (size_t)(p - s));
 		/*

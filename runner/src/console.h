@@ -37,6 +37,9 @@ struct probe_result {
 };
 
 struct console {
+	/* the kernel's rcuscale line tags: "-scale: " and "-scale:!!! " (or "-perf") */
+	char tag[24], errtag[24];
+
 	/* rcuscale */
 	struct gp_sample *samples;
 	size_t nsamples, cap_samples;
@@ -70,7 +73,14 @@ struct console {
 	struct buf line;
 };
 
+/* An empty console of a kernel whose rcuscale prints "rcu-scale: " lines. */
 void console_init(struct console *c);
+/*
+ * The kernel's console prefix, from build.json: "rcu-scale", or "rcu-perf"
+ * (rcuperf, before 5.11); lines of every scale_type ("srcu-scale: ", ...)
+ * are read, as kvm-recheck-rcuscale.sh reads them.
+ */
+void console_set_prefix(struct console *c, const char *prefix);
 void console_free(struct console *c);
 /* Feed bytes as they arrive; lines may be split anywhere. */
 int console_feed(struct console *c, const char *data, size_t len);

@@ -145,6 +145,29 @@ static void test_errors_and_abort(void **state)
 	console_free(&c);
 }
 
+/* A pre-5.11 kernel's rcuperf prints "rcu-perf: " lines: read with its prefix, and only then. */
+static void test_rcuperf_prefix(void **state)
+{
+	static const char log[] = "[ 6.1] rcu-perf:    0 writer-duration:     0 1500\n"
+				  "[ 6.3] rcu-perf: start: 10 end: 30 duration: 20 gps: 411 batches: 213\n"
+				  "[ 6.4] rcu-perf:!!! All grace periods expedited, no normal ones to measure!\n";
+	struct console c;
+
+	(void)state;
+	FEED(&c, log);
+	assert_int_equal(c.nsamples, 0);
+	assert_false(c.have_summary || c.aborted);
+	console_free(&c);
+	console_init(&c);
+	console_set_prefix(&c, "rcu-perf");
+	assert_int_equal(console_feed(&c, log, sizeof(log) - 1), 0);
+	assert_int_equal(c.nsamples, 1);
+	assert_true(c.samples[0].ns == 1500);
+	assert_int_equal(c.gps, 411);
+	assert_true(c.aborted);
+	console_free(&c);
+}
+
 /* 9683937df9eb: at cleanup the same message only warns. */
 static void test_deferred_check_warns(void **state)
 {
@@ -342,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_nul_bytes),
 		cmocka_unit_test(test_awk_strtonum),
 		cmocka_unit_test(test_errors_and_abort),
+		cmocka_unit_test(test_rcuperf_prefix),
 		cmocka_unit_test(test_deferred_check_warns),
 		cmocka_unit_test(test_badness),
 		cmocka_unit_test(test_guest_lines),
