@@ -21,6 +21,8 @@ static const char boot_help[] =
 	"\n"
 	"Kernel and guest:\n"
 	"  -k, --variant NAME     kernel variant (kernel-changes/variants/NAME; default stock)\n"
+	"  -K, --kconfig NAME     its Kconfig scenario (perf-configs/kconfig/scenarios/NAME.config;\n"
+	"                         default tiny)\n"
 	"  -n, --vcpus N          vCPUs (default 2)\n"
 	"  -N, --numa NODES       NUMA nodes, vCPUs and memory split evenly (default: flat)\n"
 	"      --sockets S --cores C --threads T   CPU topology (default: a socket per node)\n"
@@ -50,7 +52,7 @@ static const char boot_help[] =
 	"Exit status: 0 when every run was stored (whatever its outcome), 1 on errors.\n";
 
 struct boot_opts {
-	const char *variant, *accel;
+	const char *variant, *kconfig, *accel;
 	int vcpus, numa, mem, sockets, cores, threads, reps;
 	bool gp_normal, gp_exp;
 	struct run_spec proto;
@@ -78,7 +80,8 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 	enum { O_SOCKETS = 256, O_CORES, O_THREADS, O_NWRITERS, O_NREADERS, O_HOLDOFF,
 	       O_PRIMS, O_WATCHDOG, O_CALLS, O_BOOTONLY, O_EMULATOR };
 	static const struct option opts[] = {
-		{ "variant", required_argument, NULL, 'k' }, { "vcpus", required_argument, NULL, 'n' },
+		{ "variant", required_argument, NULL, 'k' }, { "kconfig", required_argument, NULL, 'K' },
+		{ "vcpus", required_argument, NULL, 'n' },
 		{ "numa", required_argument, NULL, 'N' }, { "mem", required_argument, NULL, 'm' },
 		{ "sockets", required_argument, NULL, O_SOCKETS },
 		{ "cores", required_argument, NULL, O_CORES },
@@ -101,9 +104,10 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 	struct run_spec *s = &o->proto;
 	int c, ret = 0;
 
-	while (ret == 0 && (c = getopt_long(argc, argv, "k:n:N:m:a:t:g:p:b:r:M:h", opts, NULL)) != -1) {
+	while (ret == 0 && (c = getopt_long(argc, argv, "k:K:n:N:m:a:t:g:p:b:r:M:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': o->variant = optarg; break;
+		case 'K': o->kconfig = optarg; break;
 		case 'n': ret = parse_int("--vcpus", optarg, 1, TOPO_MAX_VCPUS, &o->vcpus); break;
 		case 'N': ret = parse_int("--numa", optarg, 0, TOPO_MAX_NODES, &o->numa); break;
 		case 'm': ret = parse_int("--mem", optarg, 64, 1 << 20, &o->mem); break;
@@ -154,7 +158,7 @@ static int parse_opts(int argc, char **argv, struct boot_opts *o)
 
 int do_boot(int argc, char **argv)
 {
-	struct boot_opts o = { .variant = "stock", .accel = "auto", .vcpus = 2, .mem = 512,
+	struct boot_opts o = { .variant = "stock", .kconfig = KCONFIG_DEFAULT, .accel = "auto", .vcpus = 2, .mem = 512,
 			       .reps = 1, .gp_normal = true };
 	struct bench b = { 0 };
 	struct kernel_build k;
@@ -167,9 +171,14 @@ int do_boot(int argc, char **argv)
 	if (topo_make(&o.proto.topo, (unsigned)o.vcpus, (unsigned)o.numa, (unsigned)o.mem,
 		      (unsigned)o.sockets, (unsigned)o.cores, (unsigned)o.threads) < 0)
 		return -1;
-	if (kernel_load(o.variant, &k) < 0)
+	if (kernel_load(o.variant, o.kconfig, &k) < 0)
 		return -1;
+	if (o.proto.kind == RUN_PROBE && kernel_need_probe(&k, "--probe") < 0) {
+		kernel_free(&k);
+		return -1;
+	}
 	o.proto.kernel = &k;
+	snprintf(o.proto.kconfig, sizeof(o.proto.kconfig), "%s", k.kconfig);
 	if (bench_open(&b, &k, o.accel) < 0) {
 		bench_close(&b);
 		kernel_free(&k);

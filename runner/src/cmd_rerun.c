@@ -26,6 +26,7 @@ static int spec_of(const struct stored_run *r, struct run_spec *s)
 	run_spec_init(s);
 	snprintf(s->matrix, sizeof(s->matrix), "%s", r->matrix);
 	s->rep = r->rep;
+	snprintf(s->kconfig, sizeof(s->kconfig), "%s", r->kconfig[0] ? r->kconfig : KCONFIG_DEFAULT);
 	s->kind = !strcmp(r->kind, "probe") ? RUN_PROBE : RUN_RCUSCALE;
 	s->gp = !strcmp(r->gp_mode, "expedited") ? GP_EXPEDITED : GP_NORMAL;
 	s->nwriters = r->nwriters;
@@ -83,7 +84,7 @@ int do_rerun(int argc, char **argv)
 		return -1;
 	ret = db_get_run(db, id, &r);
 	db_close(db);
-	if (ret < 0 || spec_of(&r, &j.spec) < 0 || kernel_load(r.variant, &k) < 0 || same_kernel(&r, &k) < 0 ||
+	if (ret < 0 || spec_of(&r, &j.spec) < 0 || kernel_load(r.variant, j.spec.kconfig, &k) < 0 || same_kernel(&r, &k) < 0 ||
 	    read_stored(&r, "domain.xml", &xml) < 0 || read_stored(&r, "cmdline", &cmdline) < 0)
 		goto out;
 	j.spec.kernel = &k;

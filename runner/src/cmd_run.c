@@ -155,14 +155,37 @@ static void print_plan(sqlite3 *db, const struct matrix *m, const struct planned
 	}
 }
 
+/* The kernel of a planned run: kernels[] holds every variant in every scenario. */
+static struct kernel_build *kernel_of(const struct matrix *m, struct kernel_build *k, int variant, int kconfig)
+{
+	return &k[variant * m->nkconfigs + kconfig];
+}
+
+/* Every (variant, scenario) kernel, built, and able to run what the matrix asks, before any guest boots. */
 static int load_kernels(const struct matrix *m, struct kernel_build *k)
 {
-	int v;
+	char where[PATH_MAX + 32];
+	int v, c;
 
+	snprintf(where, sizeof(where), "%s:%d: probe", m->path, m->probe_line);
 	for (v = 0; v < m->nvariants; v++)
-		if (kernel_load(m->variants[v], &k[v]) < 0)
-			return -1;
+		for (c = 0; c < m->nkconfigs; c++) {
+			struct kernel_build *kb = kernel_of(m, k, v, c);
+
+			if (kernel_load(m->variants[v], m->kconfigs[c], kb) < 0 ||
+			    (m->nprobes && kernel_need_probe(kb, where) < 0))
+				return -1;
+		}
 	return 0;
+}
+
+static void free_kernels(const struct matrix *m, struct kernel_build *k)
+{
+	int i;
+
+	for (i = 0; k && i < m->nvariants * m->nkconfigs; i++)
+		kernel_free(&k[i]);
+	free(k);
 }
 
 /* A live line on a terminal: done/total, failures, elapsed, ETA from measured runs. */
@@ -228,7 +251,7 @@ static struct slot *free_slot(struct runner_state *rs)
 }
 
 static int run_all(struct runner_state *rs, const struct matrix *m, const struct planned_run *runs,
-		   size_t n, const struct kernel_build *kernels)
+		   size_t n, struct kernel_build *kernels)
 {
 	size_t next = 0;
 
@@ -238,7 +261,7 @@ static int run_all(struct runner_state *rs, const struct matrix *m, const struct
 		if (s && place_take(rs->pl, m->topos[runs[next].topo].vcpus, &s->place) == 0) {
 			memset(&s->job, 0, sizeof(s->job));
 			matrix_spec(m, &runs[next], &s->job.spec);
-			s->job.spec.kernel = &kernels[runs[next].variant];
+			s->job.spec.kernel = kernel_of(m, kernels, runs[next].variant, runs[next].kconfig);
 			s->job.place = &s->place;
 			s->job.env.seed = m->seed;
 			s->used = true;
@@ -263,7 +286,7 @@ static int run_all(struct runner_state *rs, const struct matrix *m, const struct
 int do_run(int argc, char **argv)
 {
 	struct run_opts o = { .accel = "auto" };
-	struct kernel_build kernels[MATRIX_MAX] = { 0 };
+	struct kernel_build *kernels = NULL;
 	struct planned_run *runs = NULL;
 	struct runner_state rs = { 0 };
 	struct bench b = { 0 };
@@ -271,7 +294,7 @@ int do_run(int argc, char **argv)
 	struct matrix m;
 	char buf[PATH_MAX];
 	size_t n = 0;
-	int ret, v;
+	int ret;
 
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
@@ -294,6 +317,11 @@ int do_run(int argc, char **argv)
 	}
 	if (o.synthetic) {
 		set_err("--host-topology only plans (with --dry-run): guests need the real host");
+		goto out_err;
+	}
+	kernels = calloc((size_t)(m.nvariants * m.nkconfigs), sizeof(*kernels));
+	if (!kernels) {
+		set_err("out of memory");
 		goto out_err;
 	}
 	if (load_kernels(&m, kernels) < 0 || bench_open(&b, &kernels[0], o.accel) < 0)
@@ -320,14 +348,12 @@ int do_run(int argc, char **argv)
 		     now_s() - rs.t0);
 	free(rs.slots);
 	bench_close(&b);
-	for (v = 0; v < m.nvariants; v++)
-		kernel_free(&kernels[v]);
+	free_kernels(&m, kernels);
 	free(runs);
 	return ret;
 out_close:
 	bench_close(&b);
-	for (v = 0; v < m.nvariants; v++)
-		kernel_free(&kernels[v]);
+	free_kernels(&m, kernels);
 out_err:
 	free(runs);
 	return -1;

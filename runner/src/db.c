@@ -25,8 +25,12 @@
  *    hung, deadlock, skipped.
  * 4: runs.source (the kernel's source: "debian PACKAGE VERSION" or
  *    "git REPO REV COMMIT") and runs.build_key (build/kernel.sh's content key).
+ * 5: runs.kconfig (the kernel's Kconfig scenario, perf-configs/kconfig/
+ *    scenarios/NAME.config; NULL before: those runs' kernels were built as
+ *    the scenario tiny is) and runs.kconfig_sha (hash of the fragments asked
+ *    for; config_sha is the final .config's).
  */
-#define SCHEMA_VERSION 4
+#define SCHEMA_VERSION 5
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -40,7 +44,7 @@ static const char schema[] =
 	" outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER, guest_nodes INTEGER,"
 	" boot_time_us INTEGER, gps INTEGER, batches INTEGER, nsamples INTEGER,"
 	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT, seed INTEGER, rerun_of INTEGER,"
-	" host_other_cpu REAL, source TEXT, build_key TEXT);"
+	" host_other_cpu REAL, source TEXT, build_key TEXT, kconfig TEXT, kconfig_sha TEXT);"
 	"CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix, cell, variant);"
 	"CREATE TABLE IF NOT EXISTS samples ("
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -98,7 +102,9 @@ static int migrate(sqlite3 *db)
 	    (v >= 1 && v < 3 && exec(db, "ALTER TABLE probes ADD COLUMN call INTEGER;"
 				    "ALTER TABLE probes ADD COLUMN evidence TEXT")) ||
 	    (v >= 1 && v < 4 && exec(db, "ALTER TABLE runs ADD COLUMN source TEXT;"
-				    "ALTER TABLE runs ADD COLUMN build_key TEXT")))
+				    "ALTER TABLE runs ADD COLUMN build_key TEXT")) ||
+	    (v >= 1 && v < 5 && exec(db, "ALTER TABLE runs ADD COLUMN kconfig TEXT;"
+				    "ALTER TABLE runs ADD COLUMN kconfig_sha TEXT")))
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
 	if (exec(db, sql) || exec(db, "COMMIT"))
@@ -158,8 +164,8 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		" qemu_version, libvirt_version, host, host_pus, pinned, oversub, started_at, ended_at,"
 		" wall_s, outcome, outcome_detail, guest_cpus, guest_nodes, boot_time_us, gps, batches,"
 		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of, host_other_cpu, source,"
-		" build_key)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+		" build_key, kconfig, kconfig_sha)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	const struct kernel_build *k = s->kernel;
 	char t0[32], t1[32];
 	struct gp_stats gs;
@@ -249,6 +255,8 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		sqlite3_bind_null(st, i++);
 	bind_text(st, i++, k->source);
 	bind_text(st, i++, k->build_key);
+	bind_text(st, i++, k->kconfig);
+	bind_text(st, i++, k->kconfig_sha);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : set_err("sqlite: storing run: %s", sqlite3_errmsg(db));
@@ -434,7 +442,7 @@ int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r)
 {
 	static const char sql[] =
 		"SELECT matrix, cell, kind, variant, gp_mode, boot_params, config_sha, patches, run_dir,"
-		" rep, nwriters, nreaders, vcpus, sockets, cores, threads, numa_nodes, mem_mib"
+		" rep, nwriters, nreaders, vcpus, sockets, cores, threads, numa_nodes, mem_mib, kconfig"
 		" FROM runs WHERE id = ?";
 	sqlite3_stmt *st;
 	int rc;
@@ -464,6 +472,7 @@ int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r)
 		r->threads = sqlite3_column_int(st, 15);
 		r->numa_nodes = sqlite3_column_int(st, 16);
 		r->mem_mib = sqlite3_column_int(st, 17);
+		col_text(st, 18, r->kconfig, sizeof(r->kconfig));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : set_err("no run %lld in the results database", (long long)id);

@@ -30,6 +30,7 @@ struct stored_run {
 	int64_t id;
 	char matrix[64], cell[192], kind[16], variant[64], gp_mode[16], boot_params[512];
 	char config_sha[24], patches[2048], run_dir[4096];
+	char kconfig[64];		/* "" for runs stored before scenarios (= KCONFIG_DEFAULT) */
 	int rep, nwriters, nreaders, vcpus, sockets, cores, threads, numa_nodes, mem_mib;
 };
 

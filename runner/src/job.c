@@ -99,6 +99,9 @@ int job_start(struct bench *b, struct job *j)
 	struct run_env *e = &j->env;
 
 	console_init(&j->con);
+	console_set_prefix(&j->con, j->spec.kernel->console_prefix);
+	if (!j->spec.kconfig[0])
+		snprintf(j->spec.kconfig, sizeof(j->spec.kconfig), "%s", j->spec.kernel->kconfig);
 	name_job(b, j);
 	run_cell_key(&j->spec, e->cell, sizeof(e->cell));
 	if (run_cmdline(&j->spec, e->cmdline, sizeof(e->cmdline)) < 0)
@@ -204,7 +207,7 @@ static int keep_run_dir(struct job *j)
 	snprintf(path, sizeof(path), "%s/kernel.config", d);
 	if (copy_file(j->spec.kernel->config, path) < 0)
 		return -1;
-	snprintf(src, sizeof(src), "%s/kernels/%s/build.json", cache_dir(), j->spec.kernel->variant);
+	snprintf(src, sizeof(src), "%s", j->spec.kernel->build_json);
 	snprintf(path, sizeof(path), "%s/build.json", d);
 	if (copy_file(src, path) < 0)
 		return -1;

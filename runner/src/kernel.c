@@ -1,6 +1,7 @@
-/* kernel.c: load a built guest kernel variant (build.json from build/kernel.sh). */
+/* kernel.c: load a built guest kernel (build.json from build/kernel.sh); Kconfig scenarios. */
 #include "kernel.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,55 @@ const char *cache_dir(void)
 	return dir;
 }
 
+const char *kconfig_dir(void)
+{
+	const char *e = getenv("RCUWB_KCONFIG_DIR");
+
+	return e && *e ? e : RCUWB_SRCDIR "/perf-configs/kconfig";
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The scenario names of dir's NAME.config files, sorted, space-separated. */
+static void list_scenarios(const char *dir, char *out, size_t cap)
+{
+	char *names[64];
+	size_t n = 0, i, len = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	out[0] = '\0';
+	while (d && n < 64 && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+
+		if (l > 7 && !strcmp(e->d_name + l - 7, ".config") && (names[n] = strndup(e->d_name, l - 7)))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (i = 0; i < n; i++) {
+		if (len < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? " " : "", names[i]);
+		free(names[i]);
+	}
+}
+
+bool kconfig_exists(const char *name, char *avail, size_t cap)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 80];
+
+	snprintf(dir, sizeof(dir), "%s/scenarios", kconfig_dir());
+	snprintf(path, sizeof(path), "%s/%.64s.config", dir, name);
+	if (!strchr(name, '/') && name[0] != '.' && access(path, R_OK) == 0)
+		return true;
+	list_scenarios(dir, avail, cap);
+	return false;
+}
+
 static int copy_str(json_object *o, const char *key, char *dst, size_t cap, const char *file)
 {
 	json_object *v;
@@ -41,6 +91,18 @@ static const char *opt_str(json_object *o, const char *key)
 
 	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
 		json_object_get_string(v) : "";
+}
+
+/* The capabilities of the kernel (see kernel.h for a build.json without them). */
+static void read_caps(json_object *o, struct kernel_build *k)
+{
+	json_object *v;
+
+	k->midboot_probe = !json_object_object_get_ex(o, "midboot_probe", &v) || json_object_get_boolean(v);
+	snprintf(k->param_prefix, sizeof(k->param_prefix), "%s",
+		 *opt_str(o, "rcuscale_param") ? opt_str(o, "rcuscale_param") : "rcuscale");
+	snprintf(k->console_prefix, sizeof(k->console_prefix), "%s",
+		 *opt_str(o, "rcuscale_console") ? opt_str(o, "rcuscale_console") : "rcu-scale");
 }
 
 /* build.json's "source" object as one line, e.g. "git rcuwb-6.1 rcuwb/0001 1a2b..". */
@@ -89,17 +151,24 @@ static void read_kconfig(struct kernel_build *k)
 	fclose(f);
 }
 
-int kernel_load(const char *variant, struct kernel_build *k)
+int kernel_load(const char *variant, const char *kconfig, struct kernel_build *k)
 {
 	char path[PATH_MAX];
 	json_object *o, *p;
 	int ret = -1;
 
 	memset(k, 0, sizeof(*k));
-	snprintf(path, sizeof(path), "%s/kernels/%s/build.json", cache_dir(), variant);
-	if (access(path, R_OK))
-		return set_err("kernel variant '%s' is not built (no %s): run 'make kernel VARIANTS=%s'",
-			       variant, path, variant);
+	kconfig = kconfig && *kconfig ? kconfig : KCONFIG_DEFAULT;
+	snprintf(path, sizeof(path), "%s/kernels/%s/%s/build.json", cache_dir(), variant, kconfig);
+	/* before scenarios, kernels/VARIANT/build.json was the tiny build (build/kernel.sh removes it) */
+	if (access(path, R_OK) && !strcmp(kconfig, KCONFIG_DEFAULT))
+		snprintf(path, sizeof(path), "%s/kernels/%s/build.json", cache_dir(), variant);
+	if (access(path, R_OK)) {
+		snprintf(path, sizeof(path), "%s/kernels/%s/%s/build.json", cache_dir(), variant, kconfig);
+		return set_err("kernel variant '%s' is not built in Kconfig scenario '%s' (no %s): "
+			       "run 'make kernel VARIANTS=%s KCONFIGS=%s'", variant, kconfig, path, variant, kconfig);
+	}
+	snprintf(k->build_json, sizeof(k->build_json), "%s", path);
 	o = json_object_from_file(path);
 	if (!o)
 		return set_err("%s: not valid JSON (%s): rebuild it with 'make kernel'",
@@ -111,12 +180,15 @@ int kernel_load(const char *variant, struct kernel_build *k)
 	    copy_str(o, "config_sha", k->config_sha, sizeof(k->config_sha), path))
 		goto out;
 	snprintf(k->build_key, sizeof(k->build_key), "%s", opt_str(o, "build_key"));
+	snprintf(k->kconfig, sizeof(k->kconfig), "%s", kconfig);
+	snprintf(k->kconfig_sha, sizeof(k->kconfig_sha), "%s", opt_str(o, "kconfig_sha"));
+	read_caps(o, k);
 	read_source(o, k);
 	k->patches_json = strdup(json_object_object_get_ex(o, "patches", &p) ?
 				 json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN) : "[]");
 	snprintf(k->initramfs, sizeof(k->initramfs), "%s/initramfs/initramfs.cpio", cache_dir());
 	if (access(k->vmlinux, R_OK)) {
-		set_err("%s is missing: run 'make kernel VARIANTS=%s'", k->vmlinux, variant);
+		set_err("%s is missing: run 'make kernel VARIANTS=%s KCONFIGS=%s'", k->vmlinux, variant, kconfig);
 		goto out;
 	}
 	if (access(k->initramfs, R_OK)) {
@@ -128,6 +200,15 @@ int kernel_load(const char *variant, struct kernel_build *k)
 out:
 	json_object_put(o);
 	return ret;
+}
+
+int kernel_need_probe(const struct kernel_build *k, const char *what)
+{
+	if (k->midboot_probe)
+		return 0;
+	return set_err("%s: kernel variant '%s' (Kconfig scenario %s) has no mid-boot probe (its tree has no "
+		       "kernel/rcu/midboot_probe.c): give probe stages only to variants with the probe patch",
+		       what, k->variant, k->kconfig);
 }
 
 void kernel_free(struct kernel_build *k)

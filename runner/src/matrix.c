@@ -17,6 +17,7 @@
 #include <yaml.h>
 
 #include "common.h"
+#include "kernel.h"
 
 struct ctx {
 	const char *path;
@@ -274,6 +275,30 @@ static int parse_variants(struct ctx *c, yaml_node_t *n, struct matrix *m)
 	return 0;
 }
 
+/* kconfigs: scenario names, each with a fragment perf-configs/kconfig/scenarios/NAME.config */
+static int parse_kconfigs(struct ctx *c, yaml_node_t *n, struct matrix *m)
+{
+	yaml_node_t *items[MATRIX_MAX];
+	char avail[512], msg[700];
+	int i, j;
+
+	if (seq_items(c, n, "kconfigs", MATRIX_MAX, items, &m->nkconfigs) < 0)
+		return -1;
+	for (i = 0; i < m->nkconfigs; i++) {
+		if (get_str(c, items[i], "kconfigs", m->kconfigs[i], sizeof(m->kconfigs[i])) < 0)
+			return -1;
+		if (!kconfig_exists(m->kconfigs[i], avail, sizeof(avail))) {
+			snprintf(msg, sizeof(msg), "no Kconfig scenario '%s' (no %s/scenarios/%s.config); there are: %s",
+				 m->kconfigs[i], kconfig_dir(), m->kconfigs[i], avail[0] ? avail : "none");
+			return err_at(c, items[i], "kconfigs", msg);
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(m->kconfigs[j], m->kconfigs[i]))
+				return err_at(c, items[i], "kconfigs", "a scenario is listed twice");
+	}
+	return 0;
+}
+
 static int parse_modes(struct ctx *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *items[MATRIX_MAX];
@@ -398,6 +423,8 @@ static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
 			r = get_str(c, v, "name", m->name, sizeof(m->name));
 		else if (!strcmp(ks, "variants"))
 			r = parse_variants(c, v, m);
+		else if (!strcmp(ks, "kconfigs"))
+			r = parse_kconfigs(c, v, m);
 		else if (!strcmp(ks, "topologies"))
 			topos = v;
 		else if (!strcmp(ks, "modes"))
@@ -405,7 +432,7 @@ static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
 		else if (!strcmp(ks, "rcuscale"))
 			r = parse_rcuscale(c, v, m);
 		else if (!strcmp(ks, "probe"))
-			r = parse_probe(c, v, m);
+			r = parse_probe(c, v, m), m->probe_line = line_of(k);
 		else if (!strcmp(ks, "boot_params"))
 			r = parse_list_of_str(c, v, "boot_params", m->boot_params, &m->nboot_params);
 		else if (!strcmp(ks, "reps"))
@@ -419,7 +446,7 @@ static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
 		else if (!strcmp(ks, "emulator"))
 			r = get_emulator(c, v, &m->emulator_apart);
 		else
-			return err_at(c, k, ks, "unknown key (name, variants, topologies, modes, rcuscale, "
+			return err_at(c, k, ks, "unknown key (name, variants, kconfigs, topologies, modes, rcuscale, "
 				      "probe, boot_params, reps, timeout, memory, seed, emulator)");
 		if (r < 0)
 			return -1;
@@ -465,6 +492,8 @@ int matrix_load(const char *path, struct matrix *m)
 	m->probe_calls = 1;
 	m->nboot_params = 1;	/* one empty entry */
 	m->nprims = 1;		/* all primitives */
+	m->nkconfigs = 1;
+	snprintf(m->kconfigs[0], sizeof(m->kconfigs[0]), "%s", KCONFIG_DEFAULT);
 	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	snprintf(m->name, sizeof(m->name), "%.*s", (int)strcspn(base, "."), base);
 	if (!f)
@@ -499,6 +528,7 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 {
 	run_spec_init(s);
 	snprintf(s->matrix, sizeof(s->matrix), "%s", m->name);
+	snprintf(s->kconfig, sizeof(s->kconfig), "%s", m->kconfigs[p->kconfig]);
 	s->rep = p->rep;
 	s->topo = m->topos[p->topo];
 	s->nwriters = m->nwriters;
@@ -522,21 +552,23 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n)
 {
 	int nmodes = 2 + m->nprobes * m->nprims;
-	int ncells_max = m->ntopos * nmodes * m->nboot_params;
+	int ncells_max = m->ntopos * nmodes * m->nboot_params * m->nkconfigs;
 	struct planned_run *cells = calloc((size_t)ncells_max, sizeof(*cells)), *out;
 	unsigned long long seed = m->seed;
-	int t, mode, bp, ncells = 0, rep, i, v;
+	int t, mode, bp, kc, ncells = 0, rep, i, v;
 	size_t k = 0;
 
 	if (!cells)
 		return set_err("out of memory");
 	for (t = 0; t < m->ntopos; t++)
 		for (mode = 0; mode < nmodes; mode++)
-			for (bp = 0; bp < m->nboot_params; bp++) {
-				if ((mode == 0 && !m->normal) || (mode == 1 && !m->expedited))
-					continue;
-				cells[ncells++] = (struct planned_run){ .topo = t, .mode = mode, .boot_params = bp };
-			}
+			for (bp = 0; bp < m->nboot_params; bp++)
+				for (kc = 0; kc < m->nkconfigs; kc++) {
+					if ((mode == 0 && !m->normal) || (mode == 1 && !m->expedited))
+						continue;
+					cells[ncells++] = (struct planned_run){ .topo = t, .mode = mode,
+										.boot_params = bp, .kconfig = kc };
+				}
 	out = calloc((size_t)(ncells * m->reps * m->nvariants), sizeof(*out));
 	if (!out) {
 		free(cells);

@@ -15,6 +15,8 @@ struct matrix {
 	char name[64];
 	char variants[MATRIX_MAX][64];
 	int nvariants;
+	char kconfigs[MATRIX_MAX][64];	/* Kconfig scenarios, a dimension of cells */
+	int nkconfigs;
 	struct guest_topo topos[MATRIX_MAX];
 	int ntopos;
 	bool normal, expedited;		/* rcuscale GP modes */
@@ -24,6 +26,7 @@ struct matrix {
 	int nprims;
 	int probe_watchdog_s;
 	int probe_calls;
+	int probe_line;				/* line of the probe key, for errors */
 	char boot_params[MATRIX_MAX][256];	/* a dimension: "" = none */
 	int nboot_params;
 	int nwriters, nreaders, holdoff_s, writer_holdoff_us;
@@ -35,6 +38,7 @@ struct matrix {
 /* One planned run: indexes into the matrix's dimensions. */
 struct planned_run {
 	int variant, topo, mode;	/* mode: 0 normal, 1 expedited, 2 + k * nprims + j probe */
+	int kconfig;			/* index into kconfigs */
 	int boot_params, rep;		/* rep counts from 1 */
 	char cell[192];
 };

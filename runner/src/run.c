@@ -55,51 +55,67 @@ int run_holdoff_s(const struct run_spec *s)
 	return s->holdoff_s == HOLDOFF_BOOT ? 2 : s->holdoff_s;
 }
 
+/* "/k=NAME" for a scenario other than the default, else "" */
+static void kconfig_part(const struct run_spec *s, char *out, size_t cap)
+{
+	out[0] = '\0';
+	if (s->kconfig[0] && strcmp(s->kconfig, KCONFIG_DEFAULT))
+		snprintf(out, cap, "/k=%s", s->kconfig);
+}
+
 void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 {
-	char topo[48];
+	char topo[48], kc[80];
 
 	topo_key(&s->topo, topo, sizeof(topo));
+	kconfig_part(s, kc, sizeof(kc));
 	if (s->kind == RUN_BOOT)
-		snprintf(out, cap, "%s/boot", topo);
+		snprintf(out, cap, "%s/boot%s", topo, kc);
 	else if (s->kind == RUN_PROBE)
-		snprintf(out, cap, "%s/probe-%s%s%s%s%.0d%s%s", topo, s->probe_stages,
+		snprintf(out, cap, "%s/probe-%s%s%s%s%.0d%s%s%s", topo, s->probe_stages,
 			 s->probe_prims[0] ? "-" : "", s->probe_prims,
 			 s->probe_calls > 1 ? "-x" : "", s->probe_calls > 1 ? s->probe_calls : 0,
-			 s->boot_params[0] ? "/" : "", s->boot_params);
+			 kc, s->boot_params[0] ? "/" : "", s->boot_params);
 	else
-		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%s%s", topo, gp_mode_name(s->gp),
+		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%s%s%s", topo, gp_mode_name(s->gp),
 			 s->nwriters, s->nreaders, s->writer_holdoff_us ? "-h" : "", s->writer_holdoff_us,
-			 s->emulator_apart ? "-ea" : "", s->boot_params[0] ? "/" : "", s->boot_params);
+			 s->emulator_apart ? "-ea" : "", kc, s->boot_params[0] ? "/" : "", s->boot_params);
+}
+
+/* rcuscale's module-parameter prefix in the run's kernel ("rcuperf" before 5.11) */
+static const char *param_prefix(const struct run_spec *s)
+{
+	return s->kernel && s->kernel->param_prefix[0] ? s->kernel->param_prefix : "rcuscale";
 }
 
 int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 {
+	const char *p = param_prefix(s);
 	struct buf b = { 0 };
 	int ret;
 
 	/* boot-only guests: rcuscale waits an hour and never starts */
-	buf_printf(&b, "console=ttyS0 panic=-1 rcuscale.gp_exp=%d rcuscale.holdoff=%d rcuscale.nreaders=%d",
-		   s->gp == GP_EXPEDITED, s->kind == RUN_BOOT ? 3600 : run_holdoff_s(s), s->nreaders);
+	buf_printf(&b, "console=ttyS0 panic=-1 %s.gp_exp=%d %s.holdoff=%d %s.nreaders=%d", p,
+		   s->gp == GP_EXPEDITED, p, s->kind == RUN_BOOT ? 3600 : run_holdoff_s(s), p, s->nreaders);
 	/* probe boots time the probe's calls alone: no rcuscale writers */
 	if (s->kind == RUN_PROBE)
-		buf_printf(&b, " rcuscale.nwriters=0");
+		buf_printf(&b, " %s.nwriters=0", p);
 	else if (s->nwriters >= 0)
-		buf_printf(&b, " rcuscale.nwriters=%d", s->nwriters);
+		buf_printf(&b, " %s.nwriters=%d", p, s->nwriters);
 	if (s->writer_holdoff_us > 0)
-		buf_printf(&b, " rcuscale.writer_holdoff=%d", s->writer_holdoff_us);
+		buf_printf(&b, " %s.writer_holdoff=%d", p, s->writer_holdoff_us);
 	if (s->kind == RUN_BOOT) {
-		buf_printf(&b, " rcuscale.shutdown=0 rcuwb_poweroff");
+		buf_printf(&b, " %s.shutdown=0 rcuwb_poweroff", p);
 	} else if (s->kind == RUN_PROBE) {
 		/* the probe powers the guest off; rcuscale is built in but idle */
-		buf_printf(&b, " rcuscale.shutdown=0 midboot.stages=%s midboot.watchdog_s=%d midboot.shutdown=1",
-			   s->probe_stages, s->probe_watchdog_s);
+		buf_printf(&b, " %s.shutdown=0 midboot.stages=%s midboot.watchdog_s=%d midboot.shutdown=1",
+			   p, s->probe_stages, s->probe_watchdog_s);
 		if (s->probe_calls > 1)
 			buf_printf(&b, " midboot.calls=%d", s->probe_calls);
 		if (s->probe_prims[0])
 			buf_printf(&b, " midboot.prims=%s", s->probe_prims);
 	} else {
-		buf_printf(&b, " rcuscale.shutdown=1");
+		buf_printf(&b, " %s.shutdown=1", p);
 	}
 	if (s->boot_params[0])
 		buf_printf(&b, " %s", s->boot_params);

@@ -30,6 +30,7 @@ struct run_spec {
 	int rep;			/* repetition within the cell */
 	enum run_kind kind;
 	const struct kernel_build *kernel;
+	char kconfig[64];		/* Kconfig scenario, "" = KCONFIG_DEFAULT */
 	struct guest_topo topo;
 	enum gp_mode gp;
 	int nwriters, nreaders;		/* rcuscale; -1 = kernel default */
@@ -76,7 +77,11 @@ void run_spec_init(struct run_spec *s);
 /* The rcuscale.holdoff (seconds) a run's kernel gets. */
 int run_holdoff_s(const struct run_spec *s);
 
-/* "v4-n2/expedited/w-1-r0" + extra parameters: runs of one cell are comparable. */
+/*
+ * "v4-n2/expedited/w-1-r0" + "/k=SCENARIO" (not for the default scenario,
+ * tiny: cells stored before scenarios keep their names) + extra
+ * parameters: runs of one cell are comparable.
+ */
 void run_cell_key(const struct run_spec *s, char *out, unsigned cap);
 /* The guest's kernel command line. */
 int run_cmdline(const struct run_spec *s, char *out, unsigned cap);

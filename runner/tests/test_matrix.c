@@ -22,12 +22,24 @@ static int load(const char *text, struct matrix *m)
 static void expect_error(const char *text, const char *msg)
 {
 	struct matrix m;
-	char want[256];
+	char want[1024];
 
 	assert_int_equal(load(text, &m), -1);
 	snprintf(want, sizeof(want), "%s:%s", path, msg);
 	if (strcmp(last_err(), want))
 		fail_msg("got  '%s'\nwant '%s'", last_err(), want);
+}
+
+/* The error starts with file:msg (the rest names a temporary directory). */
+static void expect_error_start(const char *text, const char *msg)
+{
+	struct matrix m;
+	char want[1024];
+
+	assert_int_equal(load(text, &m), -1);
+	snprintf(want, sizeof(want), "%s:%s", path, msg);
+	if (strncmp(last_err(), want, strlen(want)))
+		fail_msg("got  '%s'\nwant '%s...'", last_err(), want);
 }
 
 static void test_parse(void **state)
@@ -67,7 +79,7 @@ static void test_errors(void **state)
 	expect_error("variants: [a]\ntopologies:\n  - {vcpus: 2}\n  - {vcpus: x}\n",
 		     "4: topologies[1].vcpus: give a whole number from 1 to 64");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrepz: 3\n",
-		     "3: repz: unknown key (name, variants, topologies, modes, rcuscale, probe, boot_params, "
+		     "3: repz: unknown key (name, variants, kconfigs, topologies, modes, rcuscale, probe, boot_params, "
 		     "reps, timeout, memory, seed, emulator)");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nemulator: far\n",
 		     "3: emulator: give apart or shared");
@@ -159,6 +171,57 @@ static void test_probe_dimensions(void **state)
 	unlink(path);
 }
 
+/* kconfigs: a dimension of cells; names must have a fragment; tiny keeps old cell names */
+static void test_kconfigs(void **state)
+{
+	char dir[64], f[512];
+	struct planned_run *r;
+	struct run_spec s;
+	struct matrix m;
+	size_t n, i, ntree = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/rcuwb-kconfig-%d", (int)getpid());
+	snprintf(f, sizeof(f), "mkdir -p %s/scenarios && touch %s/scenarios/tiny.config %s/scenarios/tree.config",
+		 dir, dir, dir);
+	assert_int_equal(system(f), 0);
+	setenv("RCUWB_KCONFIG_DIR", dir, 1);
+
+	assert_int_equal(load("variants: [A]\ntopologies: [{vcpus: 1}]\n", &m), 0);
+	assert_int_equal(m.nkconfigs, 1);
+	assert_string_equal(m.kconfigs[0], "tiny");
+	assert_int_equal(load("variants: [A, B]\nkconfigs: [tiny, tree]\ntopologies: [{vcpus: 1}]\n"
+			      "modes: [normal, expedited]\nreps: 2\n", &m), 0);
+	assert_int_equal(m.nkconfigs, 2);
+	assert_int_equal(matrix_expand(&m, &r, &n), 0);
+	assert_int_equal(n, 2 * 2 * 2 * 2);
+	for (i = 0; i < n; i++) {
+		matrix_spec(&m, &r[i], &s);
+		assert_string_equal(s.kconfig, m.kconfigs[r[i].kconfig]);
+		assert_true((strstr(r[i].cell, "/k=tree") != NULL) == (r[i].kconfig == 1));
+		assert_null(strstr(r[i].cell, "k=tiny"));
+		ntree += r[i].kconfig == 1;
+		if (i % 2)	/* a cell's variants back to back, in one scenario */
+			assert_string_equal(r[i].cell, r[i - 1].cell);
+	}
+	assert_int_equal(ntree, n / 2);
+	free(r);
+
+	expect_error_start("variants: [a]\ntopologies: [{vcpus: 2}]\nkconfigs: [tiny, nope]\n",
+		     "3: kconfigs: no Kconfig scenario 'nope' (no /tmp/rcuwb-kconfig-");
+	assert_int_equal(load("variants: [a]\ntopologies: [{vcpus: 2}]\nkconfigs: [tiny, nope]\n", &m), -1);
+	snprintf(f, sizeof(f), "%s/scenarios/nope.config); there are: tiny tree", dir);
+	assert_non_null(strstr(last_err(), f));
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nkconfigs: [tree, tree]\n",
+		     "3: kconfigs: a scenario is listed twice");
+	expect_error_start("variants: [a]\ntopologies: [{vcpus: 2}]\nkconfigs: [../x]\n",
+		     "3: kconfigs: no Kconfig scenario '../x' (no ");
+	unsetenv("RCUWB_KCONFIG_DIR");
+	snprintf(f, sizeof(f), "rm -rf %s", dir);
+	assert_int_equal(system(f), 0);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_expand_interleaved),
 		cmocka_unit_test(test_probe_dimensions),
+		cmocka_unit_test(test_kconfigs),
 	};
 	RUN_UNIT_TESTS("matrix", tests);
 }

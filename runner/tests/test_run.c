@@ -111,6 +111,29 @@ static void test_cmdline_and_cell(void **state)
 	assert_false(run_probe_stages_ok("11"));
 	assert_false(run_probe_stages_ok("012345"));
 
+	/* a Kconfig scenario other than tiny is a cell of its own; tiny keeps the old names */
+	snprintf(s.kconfig, sizeof(s.kconfig), "tree");
+	run_cell_key(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "v2-n1/probe-12/k=tree/rcupdate.rcu_normal=1");
+	s.kind = RUN_RCUSCALE;
+	run_cell_key(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "v2-n1/expedited/w2-r0/k=tree/rcupdate.rcu_normal=1");
+	snprintf(s.kconfig, sizeof(s.kconfig), "tiny");
+	run_cell_key(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "v2-n1/expedited/w2-r0/rcupdate.rcu_normal=1");
+	s.kconfig[0] = '\0';
+
+	/* a pre-5.11 kernel takes rcuperf's parameters */
+	{
+		struct kernel_build k = { .param_prefix = "rcuperf" };
+
+		s.kernel = &k;
+		assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "console=ttyS0 panic=-1 rcuperf.gp_exp=1 rcuperf.holdoff=3 "
+				    "rcuperf.nreaders=0 rcuperf.nwriters=2 rcuperf.shutdown=1 rcupdate.rcu_normal=1");
+		s.kernel = NULL;
+	}
+
 	s.kind = RUN_BOOT;
 	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
 	assert_non_null(strstr(buf, "rcuscale.holdoff=3600"));
