@@ -54,11 +54,16 @@ GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
 # topology name (first segment of runs.cell, written from the topology),
 # the GP mode, rcuscale's writers, readers ("-ea": QEMU's own threads pinned
 # apart from the vCPUs) and holdoff, the kernel config
-# that moves GP latency (HZ, preemption, NO_HZ) and the extra boot
-# parameters, e.g. "v2-n1/normal/w1-r0/h0/hz250-preempt-idle".  It is the
-# same whatever else is loaded (no matrix, no variant in it).  `drop`
-# leaves parts out ("config", "holdoff", "emulator") for comparisons that
-# are about them.
+# that moves GP latency (HZ, preemption, NO_HZ), the Kconfig scenario
+# ("k=tree"; none for the default scenario tiny, nor for runs stored before
+# scenarios, whose kernels were built as tiny is: their keys stay what they
+# were) and the extra boot parameters, e.g.
+# "v2-n1/normal/w1-r0/h0/hz250-preempt-idle" or
+# "v2-n1/normal/w1-r0/h2/hz1000-full-idle/k=tree".  It is the same whatever
+# else is loaded (no matrix, no variant in it).  `drop` leaves parts out
+# ("config", "holdoff", "emulator", "kconfig") for comparisons that are
+# about them.  rcuscale's parameters are read from the command line under
+# either prefix (rcuscale., or rcuperf. before 5.11).
 cell_key <- function(runs, drop = character()) {
   if (!nrow(runs)) return(character())
   topo <- sub("/.*", "", runs$cell)
@@ -75,7 +80,7 @@ cell_key <- function(runs, drop = character()) {
   param <- function(name) {
     vapply(cmd, function(x) {
       if (is.na(x)) return(NA_character_)
-      m <- regmatches(x, gregexpr(paste0("rcuscale\\.", name, "=[0-9]+"), x))[[1]]
+      m <- regmatches(x, gregexpr(paste0("rcu(scale|perf)\\.", name, "=[0-9]+"), x))[[1]]
       if (length(m)) sub(".*=", "", m[length(m)]) else NA_character_
     }, character(1), USE.NAMES = FALSE)
   }
@@ -89,10 +94,12 @@ cell_key <- function(runs, drop = character()) {
     sprintf("hz%s-%s-%s", num(col("kconfig_hz")),
             ifelse(is.na(col("kconfig_preempt")), "?", col("kconfig_preempt")),
             ifelse(is.na(col("kconfig_nohz")), "?", col("kconfig_nohz")))
+  kc <- as.character(col("kconfig"))
+  kc <- ifelse(is.na(kc) | !nzchar(kc) | kc == "tiny" | "kconfig" %in% drop, "", paste0("k=", kc))
   bp <- ifelse(is.na(runs$boot_params), "", runs$boot_params)
   # holdoff given as a boot parameter is already in h
-  bp <- trimws(gsub("(^|[[:space:]])rcuscale\\.holdoff=[0-9]+", " ", bp))
-  parts <- cbind(topo, mode, wr, h, cfg, bp)
+  bp <- trimws(gsub("(^|[[:space:]])rcu(scale|perf)\\.holdoff=[0-9]+", " ", bp))
+  parts <- cbind(topo, mode, wr, h, cfg, kc, bp)
   apply(parts, 1, function(p) paste(p[nzchar(p)], collapse = "/"))
 }
 

@@ -15,7 +15,7 @@ RCUWB_SCHEMA <- c(
      libvirt_version TEXT, host TEXT, host_pus INTEGER, pinned TEXT, oversub REAL, started_at TEXT,
      ended_at TEXT, wall_s REAL, outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER,
      guest_nodes INTEGER, boot_time_us INTEGER, gps INTEGER, batches INTEGER, run_dir TEXT,
-     host_other_cpu REAL)",
+     host_other_cpu REAL, kconfig TEXT)",
   "CREATE TABLE samples(run_id INTEGER, writer INTEGER, seq INTEGER, duration_ns INTEGER)",
   "CREATE TABLE probes(run_id INTEGER, stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER,
      outcome TEXT, gp_exp INTEGER, gp_normal INTEGER)"
@@ -47,7 +47,8 @@ add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
                     accel = "kvm", oversub = 0.5, host_pus = 8L, boot_params = "",
                     detail = NA_character_, started_at = "2025-01-01T00:00:00Z",
                     host_other_cpu = NA_real_, hz = 250L, qemu = "7.2.22",
-                    cmdline = "console=ttyS0 rcuscale.holdoff=3", seq_from = 1L) {
+                    cmdline = "console=ttyS0 rcuscale.holdoff=3", seq_from = 1L,
+                    kconfig = NA_character_) {
   cc <- cell_columns(cell)
   con <- DBI::dbConnect(RSQLite::SQLite(), path)
   on.exit(DBI::dbDisconnect(con))
@@ -55,13 +56,13 @@ add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
     "INSERT INTO runs(matrix, cell, rep, kind, variant, kernel_version, gp_mode, nwriters,",
     "nreaders, boot_params, vcpus, sockets, cores, threads, numa_nodes, accel, host, host_pus,",
     "oversub, started_at, outcome, outcome_detail, host_other_cpu, kconfig_hz,",
-    "kconfig_preempt, kconfig_nohz, qemu_version, libvirt_version, cmdline)",
+    "kconfig_preempt, kconfig_nohz, qemu_version, libvirt_version, cmdline, kconfig)",
     "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, 'testhost', ?, ?, ?, ?, ?, ?,",
-    "?, 'full', 'idle', ?, '9.0.0', ?)"),
+    "?, 'full', 'idle', ?, '9.0.0', ?, ?)"),
     params = list(matrix, cell, rep, kind, variant, cc$gp_mode, cc$nwriters, cc$nreaders,
                   boot_params, cc$vcpus, cc$vcpus, cc$numa_nodes, accel, host_pus, oversub,
                   started_at, outcome, detail, host_other_cpu, hz, qemu,
-                  paste(cmdline, boot_params)))
+                  paste(cmdline, boot_params), kconfig))
   id <- DBI::dbGetQuery(con, "SELECT last_insert_rowid() AS id")$id
   if (length(samples_ns)) {
     DBI::dbExecute(con, "INSERT INTO samples(run_id, writer, seq, duration_ns) VALUES (?, ?, ?, ?)",

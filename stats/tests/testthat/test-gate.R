@@ -29,6 +29,24 @@ test_that("the stable cell key is built from the run's own fields", {
                rep("v2-n1/*/w1-r0/h*/hz250-full-idle", 2))
 })
 
+test_that("the cell key keeps Kconfig scenarios apart; tiny and older runs keep their keys", {
+  p <- new_db()
+  add_run(p, "a", "v1-n1/normal/w1-r0", samples_ns = samples_with_p50(10))
+  add_run(p, "a", "v1-n1/normal/w1-r0", samples_ns = samples_with_p50(10), kconfig = "tiny")
+  add_run(p, "a", "v1-n1/normal/w1-r0/k=tree", samples_ns = samples_with_p50(10), hz = 1000L,
+          kconfig = "tree")
+  add_run(p, "a", "v1-n1/normal/w1-r0/k=preempt-none", samples_ns = samples_with_p50(10),
+          hz = 1000L, kconfig = "preempt-none", cmdline = "console=ttyS0 rcuperf.holdoff=2")
+  rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
+  expect_equal(rt$cell, c("v1-n1/normal/w1-r0/h3/hz250-full-idle",
+                          "v1-n1/normal/w1-r0/h3/hz250-full-idle",
+                          "v1-n1/normal/w1-r0/h3/hz1000-full-idle/k=tree",
+                          "v1-n1/normal/w1-r0/h2/hz1000-full-idle/k=preempt-none"))
+  # two scenarios with the same HZ, preemption and NO_HZ are still two cells
+  expect_equal(length(unique(cell_key(rt, drop = "config"))), 3)
+  expect_equal(unique(cell_key(rt, drop = c("config", "kconfig", "holdoff"))), "v1-n1/normal/w1-r0")
+})
+
 test_that("PASS: the one-sided upper bound is below the threshold (hand-checked bound)", {
   p <- gate_db(base5, base5 * 1.005)
   r <- gate(p, "stock", "cand", threshold = 0.05)
