@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# kernel-changes/tests/roundtrip.sh: check the kernel patch series.
+# kernel-changes/tests/roundtrip.sh: check the kernel patch series, one
+# series directory at a time (kernel-changes/6.1 against Debian's 6.1
+# tree, kernel-changes/6.12 against Debian's 6.12 tree: every directory
+# of kernel-changes/ named LINE, a Debian kernel line, with a series file).
 #
-#   1. The release-semantics patches (the patches of variant "after" that
-#      change only files of the pristine tree: 0001-0006), applied in order
+#   1. The release-semantics patches (the patches of the tree's "after"
+#      variant -- "after" for 6.1, "after-LINE" otherwise -- that change
+#      only files of the pristine tree: 0001-0006), applied in order
 #      with "patch -p1 --fuzz=0" to a fresh hard-linked copy of the
 #      pristine tree, give back every file they touch byte for byte (0001
 #      must really change each of them, so that the comparison cannot pass
 #      vacuously).
-#   2. Every variant of variants/ on Debian's 6.1 tree applies in order with
-#      --fuzz=0: the probe on each release stack, the planted delay on top
-#      of after.  The series is kernel-changes/6.1.
+#   2. Every variant of variants/ on that Debian tree (its installed or
+#      newest version: no pinned version; for 6.1, no "source" line too)
+#      applies in order with --fuzz=0: the probe on each release stack,
+#      for 6.1 the planted delay on top of after.
 #   3. The series file lists every patch file, each subject says
 #      [PATCH n/N] with n its place in the series and N its length, and a
 #      patch that ports an upstream commit (a "Port of" note) keeps a
@@ -17,7 +22,9 @@
 #   4. scripts/checkpatch.pl --strict, run from the pristine tree, reports
 #      0 errors, 0 warnings and 0 checks for every patch of the series.
 #
-# The pristine tree is never written to: the scratch copy is made with
+# The pristine tree of 6.1 is the one $RCUWB_CACHE/src/pristine names;
+# that of any other line is what "build/tree.sh LINE" prints (extracted
+# once, cached).  The pristine trees are never written to: the scratch copy is made with
 # cp -al, and every file a patch touches gets its own inode before any
 # patch runs.  Exit status 0 if every check passed, 1 otherwise; the last
 # line is "roundtrip: N passed, M failed".
@@ -25,43 +32,70 @@ set -uo pipefail
 
 cache=${RCUWB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rcuwb}
 kc=$(cd "$(dirname "$0")/.." && pwd)
-sd=$kc/6.1 # the series against Debian's 6.1 tree
 passed=0
 failed=0
 
-ok() { passed=$((passed + 1)); echo "ok - $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
+ok() { passed=$((passed + 1)); echo "ok - ${line:+$line: }$*"; }
+fail() { failed=$((failed + 1)); echo "FAIL - ${line:+$line: }$*"; }
 finish() {
 	echo "roundtrip: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
 }
 
-if [ ! -f "$cache/src/pristine" ] || [ ! -d "$(cat "$cache/src/pristine")" ]; then
-	fail "no pristine tree ($cache/src/pristine)"
-	finish
+# A variant's patch names (its "source" and "series" lines left out).
+variant_patches() { sed -e 's/#.*//' -e '/^[[:space:]]*\(source\|series\)[[:space:]]/d' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/variants/$1"; }
+# Whether a variant is built on Debian's LINE tree as extracted by
+# build/tree.sh LINE (6.1: no "source" line, or "source debian 6.1" as
+# before; other lines: "source debian LINE" with no pinned version) and
+# looks its patches up in kernel-changes/LINE; git variants are checked
+# by build/tests/sources.sh.
+on_tree() { # on_tree VARIANT LINE
+	local f=$kc/variants/$1 l=${2//./\\.} s
+	s=$(sed -n 's/^[[:space:]]*series[[:space:]]\+\([^[:space:]#]*\).*/\1/p' "$f" | head -n 1)
+	[ -z "$s" ] || [ "$s" = "$2" ] || return 1
+	if [ "$2" = 6.1 ]; then
+		! grep -qE '^[[:space:]]*source[[:space:]]' "$f" ||
+			grep -qE '^[[:space:]]*source[[:space:]]+debian[[:space:]]+6\.1([[:space:]]|$)' "$f"
+	else
+		grep -qE "^[[:space:]]*source[[:space:]]+debian[[:space:]]+$l[[:space:]]*(#.*)?\$" "$f"
+	fi
+}
+
+check_series() { # check_series LINE
+local line sd pristine after tmp tree stack same series rt n i p f v vt msg out subj from left
+line=$1
+sd=$kc/$line
+echo "# series $line"
+if [ "$line" = 6.1 ]; then
+	if [ ! -f "$cache/src/pristine" ] || [ ! -d "$(cat "$cache/src/pristine")" ]; then
+		fail "no pristine tree ($cache/src/pristine)"
+		return
+	fi
+	pristine=$(cat "$cache/src/pristine")
+	after=after
+else
+	pristine=$(bash "$kc/../build/tree.sh" "$line" 2>/dev/null | tail -n 1)
+	if [ -z "$pristine" ] || [ ! -d "$pristine" ]; then
+		fail "no pristine tree (build/tree.sh $line)"
+		return
+	fi
+	after=after-$line
 fi
-pristine=$(cat "$cache/src/pristine")
 
 # The series in order; the round-trip patches are those of variant
 # "after" that create no file.
 mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$sd/series")
 for p in "${series[@]}"; do
-	[ -f "$sd/$p" ] || { fail "series lists $p, which does not exist"; finish; }
+	[ -f "$sd/$p" ] || { fail "series lists $p, which does not exist"; return; }
 done
-# A variant's patch names (its "source" and "series" lines left out).
-variant_patches() { sed -e 's/#.*//' -e '/^[[:space:]]*\(source\|series\)[[:space:]]/d' -e 's/[[:space:]]//g' -e '/^$/d' "$kc/variants/$1"; }
-# Whether a variant is built on Debian's 6.1 tree (no "source" line, or
-# "source debian 6.1"); git variants are checked by build/tests/sources.sh.
-on_debian_61() { ! grep -qE '^[[:space:]]*source[[:space:]]' "$kc/variants/$1" ||
-	grep -qE '^[[:space:]]*source[[:space:]]+debian[[:space:]]+6\.1([[:space:]]|$)' "$kc/variants/$1"; }
 rt=()
 while IFS= read -r p; do
 	grep -q '^--- /dev/null' "$sd/$p" || rt+=("$p")
-done < <(variant_patches after)
+done < <(variant_patches "$after")
 if [ ${#rt[@]} -lt 2 ]; then
-	fail "variant after must list the release-semantics patches"
-	finish
+	fail "variant $after must list the release-semantics patches"
+	return
 fi
 
 # Numbering, file list and authorship.
@@ -88,10 +122,10 @@ for f in "$sd"/0*.patch; do
 done
 
 mkdir -p "$cache"
-tmp=$(mktemp -d "$cache/roundtrip.XXXXXX") || { fail "mktemp under $cache"; finish; }
-trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d "$cache/roundtrip.XXXXXX") || { fail "mktemp under $cache"; return; }
+tmps+=("$tmp")
 tree=$tmp/linux
-cp -al "$pristine" "$tree" || { fail "cp -al $pristine"; finish; }
+cp -al "$pristine" "$tree" || { fail "cp -al $pristine"; return; }
 
 files_of() { sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$@" | sort -u; }
 
@@ -116,7 +150,7 @@ apply() { # apply DESC PATCH [--dry-run]
 # Every variant, on its own copy, with --fuzz=0.
 for v in "$kc"/variants/*; do
 	v=${v##*/}
-	on_debian_61 "$v" || continue
+	on_tree "$v" "$line" || continue
 	vt=$tmp/v-$v
 	cp -al "$tree" "$vt" || { fail "cp -al for variant $v"; continue; }
 	msg=
@@ -137,7 +171,7 @@ done
 stack=
 for p in "${rt[@]}"; do
 	stack=${stack:+$stack+}${p%%-*}
-	apply "$p applies with --fuzz=0 (stack $stack)" "$p" || finish
+	apply "$p applies with --fuzz=0 (stack $stack)" "$p" || return
 	if [ "$p" = "${rt[0]}" ]; then
 		same=
 		for f in $(files_of "$sd/$p"); do
@@ -184,5 +218,15 @@ else
 		fi
 	done
 fi
+
+}
+
+tmps=()
+trap 'rm -rf "${tmps[@]}"' EXIT
+for d in "$kc"/[0-9]*.[0-9]*/; do
+	d=${d%/}
+	[ -f "$d/series" ] || continue
+	check_series "${d##*/}"
+done
 
 finish
