@@ -34,8 +34,10 @@ cleanup() {
 trap cleanup EXIT
 
 kernel() { "$top/build/kernel.sh" "$@"; }
-key_of() { sed -n 's/^  "build_key": "\(.*\)",$/\1/p' "$RCUWB_CACHE/kernels/$1/build.json"; }
-vmlinux_of() { sed -n 's/^  "vmlinux": "\(.*\)",$/\1/p' "$RCUWB_CACHE/kernels/$1/build.json"; }
+# build.json of VARIANT in Kconfig scenario tiny (kernels/VARIANT/KCONFIG/build.json)
+json_of() { echo "$RCUWB_CACHE/kernels/$1/tiny/build.json"; }
+key_of() { sed -n 's/^  "build_key": "\(.*\)",$/\1/p' "$(json_of "$1")"; }
+vmlinux_of() { sed -n 's/^  "vmlinux": "\(.*\)",$/\1/p' "$(json_of "$1")"; }
 
 # 1. The git tree.
 if ! "$top/build/tree-git.sh" 2>"$work/tree-git.log"; then
@@ -58,7 +60,7 @@ for v in v4.9 v4.10 v4.11 after; do
 		continue
 	fi
 	check "git-$v records its commit" grep -q "\"commit\": \"$(git -C "$repo" rev-parse "$(sed -n 's/^source git [^ ]* //p' "$top/kernel-changes/variants/git-$v")^{commit}")\"" \
-		"$RCUWB_CACHE/kernels/git-$v/build.json"
+		"$(json_of "git-$v")"
 	check "git-$v builds the same vmlinux as $v" cmp -s "$(vmlinux_of "$v")" "$(vmlinux_of "git-$v")"
 done
 
@@ -72,6 +74,9 @@ check "after-aa has after's build key" test "$(key_of after-aa)" = "$(key_of aft
 check "after-aa is not built again (same content as after, or up to date)" \
 	grep -qE "same content as|kernel up to date" <<< "$msg"
 check "after-aa's vmlinux is after's file" test "$(vmlinux_of after-aa)" = "$(vmlinux_of after)"
+check "build.json records the scenario and what the kernel can do" \
+	test "$(grep -c -e '"kconfig": "tiny"' -e '"midboot_probe": true' -e '"rcuscale_param": "rcuscale"' \
+		-e '"rcuscale_console": "rcu-scale"' "$(json_of after)")" = 4
 msg=$(kernel after 2>&1)
 check "an unchanged variant is not rebuilt" grep -q "kernel up to date" <<< "$msg"
 
@@ -105,7 +110,7 @@ if ! follow 2>"$work/follow1.log"; then
 	finish
 fi
 created+=("$(key_of srctest-follow)")
-out=$RCUWB_CACHE/kernels/srctest-follow/out
+out=$RCUWB_CACHE/kernels/srctest-follow/out-tiny
 touch "$work/marker"
 sleep 1
 c2=$(doc_commit "$c1" "rcuwb test $nonce b")
