@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# build/kconfig-check.sh CONFIG FRAGMENT...: every option a fragment asks for
-# (CONFIG_X=v, CONFIG_X=n, "# CONFIG_X is not set", "#CHECK#CONFIG_X=v") must
-# hold in CONFIG.  Prints the ones that do not and exits 1.
+# build/kconfig-check.sh CONFIG FRAGMENT...: every option the fragments ask
+# for (CONFIG_X=v, CONFIG_X=n, "# CONFIG_X is not set", "#CHECK#CONFIG_X=v")
+# must hold in CONFIG.  Fragments apply in order, as merge_config.sh applies
+# them: a later fragment's line for an option replaces an earlier one's (a
+# scenario overrides base.config).  Prints the ones that do not hold, each
+# with the file and line that asked for it, and exits 1.
 set -euo pipefail
 config=$1; shift
 awk '
@@ -12,9 +15,16 @@ FNR == NR { if ($0 ~ /^CONFIG_/) { split($0, kv, "="); have[kv[1]] = substr($0, 
 line ~ /^CONFIG_[A-Za-z0-9_]+=/ { split(line, kv, "="); want = substr(line, length(kv[1]) + 2); opt = kv[1] }
 line ~ /^# CONFIG_[A-Za-z0-9_]+ is not set/ { split(line, w, " "); opt = w[2]; want = "n" }
 opt != "" {
-	got = (opt in have) ? have[opt] : "n"
-	if (got != want) { printf "%s%s=%s (got %s, %s:%d)", sep, opt, want, got, FILENAME, FNR; sep = "; "; bad = 1 }
+	if (!(opt in wanted)) order[++n] = opt
+	wanted[opt] = want; where[opt] = FILENAME ":" FNR
 	opt = ""
 }
-END { if (bad) { print ""; exit 1 } }
+END {
+	for (i = 1; i <= n; i++) {
+		opt = order[i]
+		got = (opt in have) ? have[opt] : "n"
+		if (got != wanted[opt]) { printf "%s%s=%s (got %s, %s)", sep, opt, wanted[opt], got, where[opt]; sep = "; "; bad = 1 }
+	}
+	if (bad) { print ""; exit 1 }
+}
 ' "$config" "$@"

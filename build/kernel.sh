@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# build/kernel.sh VARIANT: build the guest kernel of one kernel variant.
+# build/kernel.sh VARIANT [KCONFIG]: build the guest kernel of one kernel
+# variant in one Kconfig scenario (default "tiny"; perf-configs/README.md).
 #
 #   1. the variant file (kernel-changes/variants/VARIANT, format in
 #      kernel-changes/README.md) names a source and the patches on top:
@@ -10,25 +11,34 @@
 #                                       (default: the tree's line, e.g. 6.1)
 #        NAME.patch                     one patch a line, in order
 #   2. the build key: the source's content (Debian package version, or the
-#      git tree id), the patches' hashes, the Kconfig fragments, this
+#      git tree id), the patches' hashes, the Kconfig fragments (base.config
+#      and the scenario's scenarios/KCONFIG.config), this
 #      recipe and the compiler.  A key that was built before is not built
-#      again: the variant gets that build (0 s), whatever its name.
+#      again: the variant gets that build (0 s), whatever its (or the
+#      scenario's) name.
 #   3. source: a hard-linked copy of the Debian tree, or a clone of the git
 #      repository checked out at the commit (only files that changed are
 #      rewritten, so make recompiles only those), with the patches applied.
 #      A patch that fails never leaves a half-patched tree; the message
 #      names the patch and the failed hunk.
-#   4. config: tinyconfig + the fragments in RCUWB_KCONFIG (perf-configs/kconfig),
-#      merged with the tree's scripts/kconfig/merge_config.sh, then every
-#      requested option (and every "#CHECK#" line, as rcutorture does) is
-#      checked in the final .config.
-#   5. vmlinux built with ccache in the variant's own output directory
+#   4. config: tinyconfig, then base.config, then scenarios/KCONFIG.config
+#      (in $RCUWB_KCONFIG_DIR, default perf-configs/kconfig), merged with
+#      the tree's scripts/kconfig/merge_config.sh, then every requested
+#      option (and every "#CHECK#" line, as rcutorture does) is checked in
+#      the final .config; the scenario's line for an option wins over
+#      base.config's.
+#   5. vmlinux built with ccache in the scenario's own output directory
 #      (incremental; PVH direct boot: no bzImage, no decompression), then
-#      published as $RCUWB_CACHE/builds/KEY/{vmlinux,config,build.json}.
+#      published as $RCUWB_CACHE/builds/KEY/{vmlinux,config,caps,build.json}.
+#      caps: what the runner needs to know of the kernel (the mid-boot
+#      probe, kernel/rcu/midboot_probe.c; rcuscale's parameter and console
+#      prefixes: rcuscale/rcu-scale, or rcuperf/rcu-perf before 5.11).
 #
-# Layout: $RCUWB_CACHE/kernels/VARIANT/{src,out,build.json}; build.json names
-# the published build.  Every variant's out/ sits at the same place relative
-# to its src/, so ccache (base_dir = RCUWB_CACHE) hits across variants and
+# Layout: $RCUWB_CACHE/kernels/VARIANT/src, the variant's source, shared by
+# its scenarios; kernels/VARIANT/out-KCONFIG, a scenario's objects; and
+# kernels/VARIANT/KCONFIG/build.json, naming the published build.  Every
+# out-KCONFIG/ sits beside its src/ (../src, as out/ did before scenarios),
+# so ccache (base_dir = RCUWB_CACHE) hits across variants, scenarios and
 # trees for every file that is the same.  The build is reproducible: the same
 # sources and config give the same vmlinux whatever the variant is called,
 # where its tree came from or when it is built.
@@ -36,13 +46,18 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-variant=${1:?usage: kernel.sh VARIANT}
+variant=${1:?usage: kernel.sh VARIANT [KCONFIG]}
+kconfig=${2:-tiny}
 [[ $variant =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "bad variant name '$variant' (letters, digits, . _ -)"
+[[ $kconfig =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ && $kconfig != src && $kconfig != out* ]] ||
+	die "bad Kconfig scenario name '$kconfig' (letters, digits, . _ -; not src or out*)"
 changes=${RCUWB_CHANGES:-$top/kernel-changes}
 vfile=$changes/variants/$variant
 [ -f "$vfile" ] || die "unknown variant '$variant': no file $vfile (see kernel-changes/README.md)"
-read -r -a frags <<< "${RCUWB_KCONFIG:-$top/perf-configs/kconfig/base.config}"
-for f in "${frags[@]}"; do [ -r "$f" ] || die "Kconfig fragment $f not found"; done
+kdir=${RCUWB_KCONFIG_DIR:-$top/perf-configs/kconfig}
+frags=("$kdir/base.config" "$kdir/scenarios/$kconfig.config")
+[ -r "${frags[0]}" ] || die "Kconfig fragment ${frags[0]} not found"
+[ -r "${frags[1]}" ] || die "unknown Kconfig scenario '$kconfig': no file ${frags[1]} (there are: $(cd "$kdir/scenarios" 2>/dev/null && ls -- *.config 2>/dev/null | sed 's/\.config$//' | paste -sd' '))"
 
 # 1. The variant file.
 src_kind=debian deb_line=$RCUWB_DEFAULT_LINE deb_pin='' git_repo='' git_rev='' series=''
@@ -135,18 +150,26 @@ build_key=$( { echo "rcuwb build 2"; echo "$source_id"
 	for p in "${patches[@]}"; do sha256sum < "$p"; done
 	cat "${frags[@]}" "$0" "$top/build/kconfig-check.sh"; gcc --version | head -n1; } |
 	sha256sum | cut -c1-16)
+kconfig_sha=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
 vdir=$RCUWB_CACHE/kernels/$variant
-src=$vdir/src out=$vdir/out
+src=$vdir/src out=$vdir/out-$kconfig sdir=$vdir/$kconfig
 bdir=$RCUWB_CACHE/builds/$build_key
-mkdir -p "$vdir"
+what="$variant ($kconfig)"
+mkdir -p "$sdir"
+# Before scenarios: kernels/VARIANT/{out,build.json} were the tiny build's.
+if [ "$kconfig" = tiny ]; then
+	if [ -d "$vdir/out" ] && [ ! -e "$out" ]; then mv "$vdir/out" "$out"; fi
+	rm -f "$vdir/build.json"
+fi
 
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')"; }
 
 # build.json of this variant for the build in $bdir.
 write_build_json() {
-	local dest=$1 sep='' p
+	local dest=$1 sep="" p k v
 	{
 		printf '{\n  "variant": %s,\n  "kernel_version": %s,\n' "$(json_str "$variant")" "$(json_str "$ver")"
+		printf '  "kconfig": %s,\n  "kconfig_sha": "%s",\n' "$(json_str "$kconfig")" "$kconfig_sha"
 		printf '  "build_key": "%s",\n' "$build_key"
 		case $src_kind in
 		debian) printf '  "source": {"kind": "debian", "package": "linux-source-%s", "version": %s},\n' \
@@ -157,6 +180,11 @@ write_build_json() {
 		esac
 		printf '  "vmlinux": %s,\n  "config": %s,\n  "config_sha": "%s",\n' \
 			"$(json_str "$bdir/vmlinux")" "$(json_str "$bdir/config")" "$(sha256sum < "$bdir/config" | cut -c1-16)"
+		# caps: "midboot_probe true|false", "rcuscale_param P", "rcuscale_console C"
+		while read -r k v; do
+			case $k in midboot_probe) printf '  "%s": %s,\n' "$k" "$v" ;;
+			*) printf '  "%s": %s,\n' "$k" "$(json_str "$v")" ;; esac
+		done < "$bdir/caps"
 		printf '  "patches": ['
 		for p in "${patches[@]}"; do
 			printf '%s\n    {"name": %s, "sha256": "%s"}' "$sep" "$(json_str "${p##*/}")" "$(sha256sum < "$p" | cut -d' ' -f1)"
@@ -167,13 +195,13 @@ write_build_json() {
 	mv "$dest.new" "$dest"
 }
 
-if [ -f "$bdir/vmlinux" ] && [ -f "$bdir/config" ]; then
-	first=$(cat "$bdir/.variant" 2>/dev/null || echo "$variant")
-	write_build_json "$vdir/build.json"
-	if [ "$first" = "$variant" ]; then
-		say "$variant: kernel up to date (build $build_key: $bdir/vmlinux)"
+if [ -f "$bdir/vmlinux" ] && [ -f "$bdir/config" ] && [ -f "$bdir/caps" ]; then
+	first=$(cat "$bdir/.variant" 2>/dev/null || echo "$what")
+	write_build_json "$sdir/build.json"
+	if [ "$first" = "$what" ]; then
+		say "$what: kernel up to date (build $build_key: $bdir/vmlinux)"
 	else
-		say "$variant: same content as $first (build $build_key): built in 0 s"
+		say "$what: same content as $first (build $build_key): built in 0 s"
 	fi
 	exit 0
 fi
@@ -267,33 +295,51 @@ if [ "$(cat "$src/.rcuwb-src" 2>/dev/null)" != "$src_key" ]; then
 	esac
 fi
 
-# 4-5. Configure and build in the variant's output directory.
+# What the runner needs to know of this kernel, from the patched source.
+write_caps() { # DEST
+	local probe=false
+	[ ! -f "$src/kernel/rcu/midboot_probe.c" ] || probe=true
+	{
+		echo "midboot_probe $probe"
+		if [ -f "$src/kernel/rcu/rcuscale.c" ]; then
+			printf 'rcuscale_param rcuscale\nrcuscale_console rcu-scale\n'
+		elif [ -f "$src/kernel/rcu/rcuperf.c" ]; then
+			printf 'rcuscale_param rcuperf\nrcuscale_console rcu-perf\n'
+		else
+			die "$what: Linux $ver has neither kernel/rcu/rcuscale.c nor kernel/rcu/rcuperf.c: rcuwb cannot measure it"
+		fi
+	} > "$1"
+}
+
+# 4-5. Configure and build in the scenario's output directory.
 mkdir -p "$out"
+write_caps "$out/.rcuwb-caps"
 export CCACHE_BASEDIR=$RCUWB_CACHE CCACHE_NOHASHDIR=1
 # Reproducible: a fixed build time, user, host and number, and no "+" for
 # a git tree (setlocalversion adds one unless LOCALVERSION is set).
 export KBUILD_BUILD_TIMESTAMP=@0 KBUILD_BUILD_USER=rcuwb KBUILD_BUILD_HOST=rcuwb \
 	KBUILD_BUILD_VERSION=1 LOCALVERSION=
 kmake() { make -s -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" "$@"; }
-say "$variant: configuring (tinyconfig + ${frags[*]##*/})"
-kmake tinyconfig >"$out/.tinyconfig.log" 2>&1 || die "$variant: make tinyconfig failed: see $out/.tinyconfig.log"
+say "$what: configuring (tinyconfig + base.config + scenarios/$kconfig.config)"
+kmake tinyconfig >"$out/.tinyconfig.log" 2>&1 || die "$what: make tinyconfig failed: see $out/.tinyconfig.log"
 (cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >"$out/.merge.log" 2>&1) ||
-	die "$variant: merge_config.sh failed: see $out/.merge.log"
-kmake olddefconfig >"$out/.olddefconfig.log" 2>&1 || die "$variant: olddefconfig failed: see $out/.olddefconfig.log"
+	die "$what: merge_config.sh failed: see $out/.merge.log"
+kmake olddefconfig >"$out/.olddefconfig.log" 2>&1 || die "$what: olddefconfig failed: see $out/.olddefconfig.log"
 bad=$("$top/build/kconfig-check.sh" "$out/.config" "${frags[@]}") ||
-	die "$variant: Kconfig options did not stick (a dependency is missing from the fragment?): $bad"
+	die "$what: Kconfig options did not stick (a dependency is missing from the fragment?): $bad"
 
-say "$variant: building vmlinux with ccache (5-10 min cold on 2 cores, ~1 min warm)"
+say "$what: building vmlinux with ccache (5-10 min cold on 2 cores, ~1 min warm)"
 t0=$(date +%s)
 kmake -j"$(nproc)" vmlinux
-say "$variant: built in $(( $(date +%s) - t0 )) s (build $build_key)"
+say "$what: built in $(( $(date +%s) - t0 )) s (build $build_key)"
 
 rm -rf "$bdir.new"
 mkdir -p "$bdir.new"
 cp "$out/vmlinux" "$bdir.new/vmlinux"
 cp "$out/.config" "$bdir.new/config"
-echo "$variant" > "$bdir.new/.variant"
+cp "$out/.rcuwb-caps" "$bdir.new/caps"
+echo "$what" > "$bdir.new/.variant"
 rm -rf "$bdir"
 mv "$bdir.new" "$bdir"
 write_build_json "$bdir/build.json"
-write_build_json "$vdir/build.json"
+write_build_json "$sdir/build.json"
