@@ -16,12 +16,16 @@ RCUWB_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rcuwb
 RESULTS     ?= $(CURDIR)/results
 DB          ?= $(RESULTS)/rcuwb.db
 VARIANTS    ?= v4.9 v4.10 v4.11 after
+KCONFIGS    ?= tiny
 export RCUWB_CACHE
 
 RCUWB := runner/rcuwb
 MATRIX ?= perf-configs/quick.yaml
-# the variants a matrix names, so that exactly those kernels get built
+# the variants and Kconfig scenarios a matrix names, so that exactly those
+# kernels get built (every variant in every scenario)
 matrix_variants = $(shell sed -n 's/^variants: *\[\(.*\)\]/\1/p' $(1) | tr ',' ' ')
+matrix_kconfigs = $(or $(shell sed -n 's/^kconfigs: *\[\(.*\)\]/\1/p' $(1) | tr ',' ' '),tiny)
+matrix_kernels = $(MAKE) -s kernel VARIANTS="$(call matrix_variants,$(1))" KCONFIGS="$(call matrix_kconfigs,$(1))"
 
 all: runner
 
@@ -39,8 +43,9 @@ tree: deps
 tree-git: tree
 	@build/tree-git.sh
 
+# Every variant in every Kconfig scenario (perf-configs/kconfig/scenarios/).
 kernel: tree
-	@for v in $(VARIANTS); do build/kernel.sh $$v || exit 1; done
+	@for v in $(VARIANTS); do for k in $(KCONFIGS); do build/kernel.sh $$v $$k || exit 1; done; done
 
 initramfs: tree
 	@build/initramfs.sh
@@ -54,7 +59,7 @@ runner: deps
 # repeated (rcuwb run --resume), at most BUSY_RETRIES times.
 BUSY_RETRIES ?= 3
 bench: deps libvirt initramfs runner
-	@$(MAKE) -s kernel VARIANTS="$(call matrix_variants,$(MATRIX))"
+	@$(call matrix_kernels,$(MATRIX))
 	@mkdir -p $(RESULTS); since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
 	/usr/bin/time -f "%M %e" -o $(RESULTS)/.bench-time $(RCUWB) -d $(DB) run $(MATRIX) || exit 1; \
 	for i in $$(seq $(BUSY_RETRIES)); do \
@@ -80,7 +85,7 @@ bench: deps libvirt initramfs runner
 # (v4.9, v4.10, v4.11, after), with and without rcu_normal, and the table of
 # what happened.
 midboot: deps libvirt initramfs runner
-	@$(MAKE) -s kernel VARIANTS="$(call matrix_variants,perf-configs/midboot.yaml)"
+	@$(call matrix_kernels,perf-configs/midboot.yaml)
 	@since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
 	$(RCUWB) -d $(DB) run perf-configs/midboot.yaml; \
 	echo && $(RCUWB) -d $(DB) summary --probes --since $$since && \
@@ -124,7 +129,8 @@ results: runner
 	@stats/results.sh $(DB)
 
 check: deps libvirt runner initramfs
-	@$(MAKE) -s kernel VARIANTS="v4.9 v4.10 v4.11 after planted"
+	@$(MAKE) -s kernel VARIANTS="v4.9 v4.10 v4.11 after planted stock"
+	@$(MAKE) -s kernel VARIANTS="after" KCONFIGS=tree
 	@mkdir -p runner/obj; rm -f runner/obj/check.log
 	@set -o pipefail; { \
 		$(MAKE) -s -C runner unit && \
