@@ -14,8 +14,11 @@
 #   4. A variant that follows a branch, moved to a commit that changes only
 #      documentation, recompiles nothing (no object file newer than before)
 #      and gives the same vmlinux; the time it takes is printed.
-#   5. A variant file with a bad line, or a git REV that does not exist,
-#      fails with one line naming the file, line or revision.
+#   5. A variant file with a bad line, a git REV that does not exist, or
+#      an unknown Kconfig scenario fails with one line naming the file,
+#      line or revision.
+#   6. kconfig-check.sh: a scenario's line for an option overrides
+#      base.config's; what did not stick names the fragment and line.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/build/lib.sh"
@@ -134,4 +137,16 @@ printf '# ok\nsource svn x y\n' > "$work/changes/variants/srctest-badline"
 msg=$(RCUWB_CHANGES=$work/changes "$top/build/kernel.sh" srctest-badline 2>&1); rc=$?
 check "an unknown source fails naming file and line" \
 	test "$rc" -ne 0 -a -n "$(grep -F "srctest-badline:2: unknown source 'svn'" <<< "$msg")"
+msg=$("$top/build/kernel.sh" after no-such-scenario 2>&1); rc=$?
+check "an unknown Kconfig scenario fails in one line naming the file and the scenarios there are" \
+	test "$rc" -ne 0 -a "$(wc -l <<< "$msg")" -eq 1 -a -n "$(grep -F "scenarios/no-such-scenario.config (there are: " <<< "$msg" | grep -w tiny)"
+
+# 6. A scenario overrides base.config: the last fragment's line is checked.
+printf 'CONFIG_A=y\n# CONFIG_B is not set\n' > "$work/k.config"
+printf 'CONFIG_A=n\nCONFIG_B=y\n' > "$work/base.frag"
+printf 'CONFIG_A=y\nCONFIG_B=n\n' > "$work/scen.frag"
+check "kconfig-check: a scenario's line wins over base's" "$top/build/kconfig-check.sh" "$work/k.config" "$work/base.frag" "$work/scen.frag"
+msg=$("$top/build/kconfig-check.sh" "$work/k.config" "$work/scen.frag" "$work/base.frag"); rc=$?
+check "kconfig-check: an option that did not stick names the fragment and line that asked" \
+	test "$rc" -ne 0 -a "$msg" = "CONFIG_A=n (got y, $work/base.frag:1); CONFIG_B=y (got n, $work/base.frag:2)"
 finish
