@@ -11,7 +11,7 @@
 #include "gpstats.h"
 
 static const char parse_help[] =
-	"Usage: rcuwb parse [--kvm-recheck] CONSOLE_LOG\n"
+	"Usage: rcuwb parse [--kvm-recheck] [--prefix P] CONSOLE_LOG\n"
 	"\n"
 	"Read a guest console log and print the run's summary: rcuscale samples and\n"
 	"grace-period statistics in microseconds (percentiles by nearest rank, as\n"
@@ -20,6 +20,9 @@ static const char parse_help[] =
 	"guest reported, its boot time and kernel badness.\n"
 	"\n"
 	"  --kvm-recheck   print exactly what kvm-recheck-rcuscale.sh prints\n"
+	"  --prefix P      the kernel's rcuscale console prefix: rcu-scale (default),\n"
+	"                  or rcu-perf for a kernel before 5.11 (build.json's\n"
+	"                  rcuscale_console)\n"
 	"  -h, --help      this text\n";
 
 static json_object *jdouble(double v)
@@ -120,18 +123,21 @@ int do_parse(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "kvm-recheck", no_argument, NULL, 'k' },
+		{ "prefix", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	const char *prefix = "rcu-scale";
 	bool recheck = false;
 	struct console c;
 	struct gp_stats st;
 	double *us;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, "kh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "kp:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'k': recheck = true; break;
+		case 'p': prefix = optarg; break;
 		case 'h': print_usage(parse_help); return 0;
 		default: return bad_usage("parse");
 		}
@@ -139,6 +145,7 @@ int do_parse(int argc, char **argv)
 	if (optind != argc - 1)
 		return set_err("parse takes one console log: see 'rcuwb parse --help'");
 	console_init(&c);
+	console_set_prefix(&c, prefix);
 	if (console_parse_file(&c, argv[optind]) < 0) {
 		console_free(&c);
 		return -1;
