@@ -165,6 +165,7 @@ static json_object *run_json(const struct job *j)
 	json_object_object_add(o, "matrix", json_object_new_string(s->matrix));
 	json_object_object_add(o, "cell", json_object_new_string(j->env.cell));
 	json_object_object_add(o, "variant", json_object_new_string(s->kernel->variant));
+	json_object_object_add(o, "kconfig", json_object_new_string(s->kernel->kconfig));
 	json_object_object_add(o, "kernel_version", json_object_new_string(s->kernel->version));
 	json_object_object_add(o, "config_sha", json_object_new_string(s->kernel->config_sha));
 	json_object_object_add(o, "cmdline", json_object_new_string(j->env.cmdline));
