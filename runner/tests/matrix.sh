@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # runner/tests/matrix.sh: `rcuwb run` on a small real matrix: every run stored,
 # --resume idempotent, deleted runs rerun exactly, and a runner killed with
-# SIGKILL in the middle leaves no guest behind and resumes to a complete set.
+# SIGKILL in the middle leaves no guest behind and resumes to a complete set;
+# Kconfig scenarios as a dimension (kconfigs: [tiny, tree], needs
+# 'make kernel VARIANTS=after KCONFIGS=tree'); what a kernel cannot do (probe
+# stages on stock) refused before any guest boots; schema migrations 1-4 -> 5.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch matrix
@@ -69,35 +72,88 @@ check "summary counts it as host-busy" grep -q 'not ok: 1 host-busy' <<< "$("$rc
 
 # A database of schema 1 (before host_other_cpu and probes.call/evidence)
 # is brought up to date in place, its runs untouched.
+drop5="ALTER TABLE runs DROP COLUMN kconfig; ALTER TABLE runs DROP COLUMN kconfig_sha"
 cp "$db" "$work/v1.db"
 sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; ALTER TABLE probes DROP COLUMN call;
 	ALTER TABLE probes DROP COLUMN evidence; ALTER TABLE runs DROP COLUMN source;
-	ALTER TABLE runs DROP COLUMN build_key; PRAGMA user_version=1"
+	ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=1"
 "$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
-expect "schema 1 database migrated, runs kept" "4|6|0" \
+expect "schema 1 database migrated, runs kept" "5|6|0" \
 	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
 expect "schema 1 database: probes gain call and evidence" "2" \
 	"$(sqlite3 "$work/v1.db" "SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence')")"
 # and one of schema 2 (host_other_cpu, but no probes.call/evidence)
 cp "$db" "$work/v2.db"
 sqlite3 "$work/v2.db" "ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence;
-	ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; PRAGMA user_version=2"
+	ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=2"
 "$rcuwb" -d "$work/v2.db" summary --probes >/dev/null
-expect "schema 2 database migrated, runs and columns there" "4|6|2" \
+expect "schema 2 database migrated, runs and columns there" "5|6|2" \
 	"$(sqlite3 "$work/v2.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
 
 # and one of schema 3 (before runs.source and runs.build_key)
 cp "$db" "$work/v3.db"
-sqlite3 "$work/v3.db" "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; PRAGMA user_version=3"
+sqlite3 "$work/v3.db" "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=3"
 "$rcuwb" -d "$work/v3.db" summary -M mt >/dev/null
-expect "schema 3 database migrated: runs kept, source and build_key added" "4|6|2" \
+expect "schema 3 database migrated: runs kept, source and build_key added" "5|6|2" \
 	"$(sqlite3 "$work/v3.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('source', 'build_key'))")"
 check "every run records its kernel's source and build key" \
 	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND source LIKE 'debian linux-source-6.1 %' AND length(build_key) = 16")" = 6
+# and one of schema 4 (before runs.kconfig and runs.kconfig_sha): its runs
+# keep a NULL scenario, which is tiny
+cp "$db" "$work/v4.db"
+sqlite3 "$work/v4.db" "$drop5; PRAGMA user_version=4"
+"$rcuwb" -d "$work/v4.db" summary -M mt >/dev/null
+expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "5|6|2|0" \
+	"$(sqlite3 "$work/v4.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
+		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('kconfig', 'kconfig_sha')) || '|' ||
+		(SELECT COUNT(kconfig) FROM runs WHERE matrix='mt')")"
+check "every run records its Kconfig scenario and the fragments' hash" \
+	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND kconfig = 'tiny' AND length(kconfig_sha) = 16")" = 6
+
+# Kconfig scenarios: one cell, the kernel in tiny and in tree; each run
+# stores its scenario, and summary shows the two apart.
+cat > "$work/kc.yaml" <<EOY
+name: kc
+variants: [$variant]
+kconfigs: [tiny, tree]
+topologies: [{vcpus: 1}]
+rcuscale: {nreaders: 0, holdoff: 1, nwriters: 1}
+timeout: 120
+EOY
+"$rcuwb" -q -d "$db" run "$work/kc.yaml"
+expect "a kconfigs: [tiny, tree] matrix runs each scenario once, ok" "tiny|v1-n1/normal/w1-r0|ok tree|v1-n1/normal/w1-r0/k=tree|ok" \
+	"$(q "SELECT group_concat(kconfig || '|' || cell || '|' || outcome, ' ') FROM (SELECT * FROM runs WHERE matrix='kc' ORDER BY kconfig)")"
+check "the two scenarios' kernels differ as tree.config says (HZ 1000, preemptible)" \
+	test "$(q "SELECT kconfig_hz || kconfig_preempt FROM runs WHERE matrix='kc' AND kconfig='tree'")" = 1000full
+summ=$("$rcuwb" -d "$db" summary -M kc)
+check "summary shows the two scenarios apart" \
+	test "$(grep -c "^kc .* v1-n1/normal/w1-r0\(/k=tree\)\? " <<< "$summ")" = 2 -a -n "$(grep -F "v1-n1/normal/w1-r0/k=tree" <<< "$summ")"
+
+# A pair the matrix names that is not built, an unknown scenario, and probe
+# stages for a kernel without the probe: one line each, before any guest.
+sed 's/kconfigs: .*/kconfigs: [tiny, preempt-none]/' "$work/kc.yaml" > "$work/kc-unbuilt.yaml"
+if [ ! -f "${RCUWB_CACHE:-$HOME/.cache/rcuwb}/kernels/$variant/preempt-none/build.json" ]; then
+	before=$(q "SELECT COUNT(*) FROM runs")
+	msg=$("$rcuwb" -d "$db" run "$work/kc-unbuilt.yaml" 2>&1)
+	check "an unbuilt (variant, scenario) names the make kernel to run, no guest booted" \
+		test "$(wc -l <<< "$msg")" = 1 -a -n "$(grep -F "run 'make kernel VARIANTS=$variant KCONFIGS=preempt-none'" <<< "$msg")" \
+		-a "$(q "SELECT COUNT(*) FROM runs")" = "$before"
+fi
+sed 's/kconfigs: .*/kconfigs: [tiny, nope]/' "$work/kc.yaml" > "$work/kc-bad.yaml"
+msg=$("$rcuwb" -d "$db" run "$work/kc-bad.yaml" 2>&1)
+check "an unknown scenario names file, line and the scenarios there are" \
+	grep -q "^rcuwb: error: $work/kc-bad.yaml:3: kconfigs: no Kconfig scenario 'nope' (.*); there are: .*tiny.*tree" <<< "$msg"
+printf 'variants: [stock]\ntopologies: [{vcpus: 1}]\nprobe: {stages: ["4"]}\n' > "$work/noprobe.yaml"
+before=$(q "SELECT COUNT(*) FROM runs")
+msg=$("$rcuwb" -d "$db" run "$work/noprobe.yaml" 2>&1)
+expect "probe stages on stock (no probe) fail at once, one line naming the variant" \
+	"rcuwb: error: $work/noprobe.yaml:3: probe: kernel variant 'stock' (Kconfig scenario tiny) has no mid-boot probe (its tree has no kernel/rcu/midboot_probe.c): give probe stages only to variants with the probe patch|$before" \
+	"$msg|$(q "SELECT COUNT(*) FROM runs")"
 
 msg=$("$rcuwb" -d "$db" run /nonexistent.yaml 2>&1)
 check "missing matrix named" test "$msg" = "rcuwb: error: cannot open matrix /nonexistent.yaml: No such file or directory"
