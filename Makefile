@@ -83,13 +83,14 @@ bench: deps libvirt initramfs runner
 
 # The mid-boot dead zone: every probe stage and primitive, release by release
 # (v4.9, v4.10, v4.11, after), with and without rcu_normal, and the table of
-# what happened.
+# what happened.  MIDBOOT=perf-configs/midboot-6.12.yaml: the same on 6.12.
+MIDBOOT ?= perf-configs/midboot.yaml
 midboot: deps libvirt initramfs runner
-	@$(call matrix_kernels,perf-configs/midboot.yaml)
+	@$(call matrix_kernels,$(MIDBOOT))
 	@since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
-	$(RCUWB) -d $(DB) run perf-configs/midboot.yaml; \
+	$(RCUWB) -d $(DB) run $(MIDBOOT); \
 	echo && $(RCUWB) -d $(DB) summary --probes --since $$since && \
-	$(RCUWB) -d $(DB) summary -M midboot --since $$since
+	$(RCUWB) -d $(DB) summary -M $$(sed -n 's/^name: *//p' $(MIDBOOT)) --since $$since
 
 # Statistics report of everything in the database (results/report/).
 report: runner
@@ -131,6 +132,7 @@ results: runner
 check: deps libvirt runner initramfs
 	@$(MAKE) -s kernel VARIANTS="v4.9 v4.10 v4.11 after planted stock"
 	@$(MAKE) -s kernel VARIANTS="after" KCONFIGS=tree
+	@$(MAKE) -s kernel VARIANTS="stock-6.12 stock-6.12.117 after-6.12 v4.9-6.12"
 	@mkdir -p runner/obj; rm -f runner/obj/check.log
 	@set -o pipefail; { \
 		$(MAKE) -s -C runner unit && \
@@ -142,7 +144,8 @@ check: deps libvirt runner initramfs
 		runner/tests/integration.sh && \
 		runner/tests/matrix.sh && \
 		runner/tests/gate.sh && \
-		runner/tests/midboot.sh; \
+		runner/tests/midboot.sh && \
+		runner/tests/debian612.sh; \
 	} 2>&1 | tee runner/obj/check.log; rc=$$?; \
 	awk '/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$$/ { p += $$2; f += $$4 } \
 	     END { printf "check: %d passed, %d failed\n", p, f }' runner/obj/check.log; \
