@@ -11,7 +11,7 @@ pkgs=(
 	# runner: host topology, results database, JSON, YAML, unit tests
 	hwloc libhwloc-dev libsqlite3-dev sqlite3 libjson-c-dev libyaml-dev libcmocka-dev pkg-config
 	# statistics
-	r-base-core r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-testthat r-cran-jsonlite r-cran-base64enc r-cran-svglite r-cran-xml2
+	r-base-core r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-testthat r-cran-jsonlite r-cran-base64enc r-cran-svglite r-cran-xml2 r-cran-energy
 )
 
 missing=()
