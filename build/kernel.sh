@@ -128,7 +128,8 @@ git)
 	commit=$(git -C "$repo" rev-parse -q --verify "$git_rev^{commit}") ||
 		die "$vfile: $git_repo has no commit, tag or branch '$git_rev'"
 	gtree=$(git -C "$repo" rev-parse "$commit^{tree}")
-	ver=$(git -C "$repo" show "$commit:Makefile" | makefile_version)
+	ver=$(git -C "$repo" show "$commit:Makefile" | makefile_version) ||
+		die "$vfile: cannot read the Makefile of $git_rev (${commit:0:12}) in $git_repo"
 	source_id="git $gtree"
 	series=${series:-${ver%.*}} ;;
 esac
@@ -260,13 +261,16 @@ prepare_debian() {
 # A clone of $repo that shares its objects, checked out at $commit: only
 # files that differ from the last checkout are rewritten, so make recompiles
 # just those.  A clone of another repository, or one that cannot check the
-# commit out (its repository was rewritten), is made anew.
+# commit out (its repository was rewritten), is made anew.  "git clean -x":
+# the objects live in out-KCONFIG, so anything untracked in the source,
+# ignored or not (Debian's .gitignore ignores every top-level path), is a
+# leftover of earlier patches.
 checkout_git() {
 	local abs
 	abs=$(cd "$repo" && pwd -P)
 	if [ -d "$src/.git" ] && [ "$(cat "$src/.git/rcuwb-repo" 2>/dev/null)" = "$abs" ] &&
 	   git -C "$src" checkout -q --detach -f "$commit" 2>/dev/null; then
-		git -C "$src" clean -q -f -d
+		git -C "$src" clean -q -f -d -x
 		return 0
 	fi
 	rm -rf "$src" "$src.new"
@@ -282,7 +286,7 @@ prepare_git() {
 	checkout_git
 	if ! msg=$(apply_patches "$src"); then
 		git -C "$src" checkout -q -f "$commit"
-		git -C "$src" clean -q -f -d
+		git -C "$src" clean -q -f -d -x
 		die "$msg (the source is back at ${commit:0:12}; refresh the patch)"
 	fi
 	echo "$src_key" > "$src/.rcuwb-src"

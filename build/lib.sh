@@ -21,10 +21,12 @@ tree_version() {
 	makefile_version < "$1/Makefile"
 }
 
-# The same, of a Makefile on stdin.
+# The same, of a Makefile on stdin.  It reads all of its input: a writer
+# into a pipe that awk left early would die of SIGPIPE (and, under
+# pipefail, take the script with it).
 makefile_version() {
-	awk -F' *= *' '/^VERSION =/{v=$2} /^PATCHLEVEL =/{p=$2} /^SUBLEVEL =/{s=$2}
-		/^EXTRAVERSION/{exit} END{print v"."p"."s}'
+	awk -F' *= *' 'done {next} /^VERSION =/{v=$2} /^PATCHLEVEL =/{p=$2} /^SUBLEVEL =/{s=$2}
+		/^EXTRAVERSION/{done=1} END{print v"."p"."s}'
 }
 
 # The version of Debian package $1 that is installed, or nothing.

@@ -49,7 +49,9 @@ export GIT_DIR=$tmp/repo.git GIT_WORK_TREE=$wt
 g() { (cd "$wt" && git -c user.name=rcuwb -c user.email=rcuwb@localhost -c core.autocrlf=false "$@"); }
 when="@$(stat -c %Y "$tree/Makefile") +0000"
 say "importing $(cat "$tree/.rcuwb-debian") into git (about 1-2 min)"
-g add -A .
+# -f: every file of the tree, whatever its .gitignore says (Debian's adds
+# "/*", ignoring everything at the top level of its packaging repository).
+g add -A -f .
 GIT_AUTHOR_DATE=$when GIT_COMMITTER_DATE=$when g commit -q \
 	-m "Import Debian $(cat "$tree/.rcuwb-debian") (Linux $(tree_version "$tree"))" \
 	-m "The pristine tree as Debian ships it, imported by rcuwb's build/tree-git.sh."

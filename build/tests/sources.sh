@@ -42,6 +42,13 @@ json_of() { echo "$RCUWB_CACHE/kernels/$1/tiny/build.json"; }
 key_of() { sed -n 's/^  "build_key": "\(.*\)",$/\1/p' "$(json_of "$1")"; }
 vmlinux_of() { sed -n 's/^  "vmlinux": "\(.*\)",$/\1/p' "$(json_of "$1")"; }
 
+# The subject of a patch file, its folded header lines unfolded, without
+# the [PATCH n/N] prefix (what git am makes the commit's subject).
+subject_of() {
+	awk '/^Subject: /{s=substr($0, 10); on=1; next} on && /^[ \t]/{sub(/^[ \t]+/, " "); s=s $0; next}
+		on{exit} END{sub(/^\[PATCH [0-9\/]*\] /, "", s); print s}' "$1"
+}
+
 # 1. The git tree.
 if ! "$top/build/tree-git.sh" 2>"$work/tree-git.log"; then
 	bad "tree-git.sh: $(tail -n1 "$work/tree-git.log")"
@@ -52,7 +59,7 @@ n=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/kernel-changes/6.1/series" | w
 check "rcuwb-6.1 has the import and one commit per series patch ($n)" \
 	test "$(git -C "$repo" rev-list --count import..series)" -eq "$n"
 check "each commit carries its patch's subject" \
-	test "$(git -C "$repo" log -1 --format=%s rcuwb/0002)" = "$(sed -n 's/^Subject: \[PATCH [0-9/]*\] //p' "$top"/kernel-changes/6.1/0002-*.patch)"
+	test "$(git -C "$repo" log -1 --format=%s rcuwb/0002)" = "$(subject_of "$top"/kernel-changes/6.1/0002-*.patch)"
 check "the upstream author of a port is kept" \
 	test "$(git -C "$repo" log -1 --format=%an rcuwb/0002)" = "Paul E. McKenney"
 
