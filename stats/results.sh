@@ -140,16 +140,101 @@ $(Rscript "$top/stats/settings.R" --db "$db" --matrix emu-apart,emu-shared --by 
 EOS
 }
 
+# Debian's two kernel lines as packaged (perf-configs/lines.yaml).
+lines_section() {
+	cat <<EOS
+## Debian's 6.1 against Debian's 6.12 (perf-configs/lines.yaml)
+
+\`stock\` ($(q "SELECT group_concat(DISTINCT kernel_version || ' from ' || source) FROM runs WHERE matrix = 'lines' AND variant = 'stock'"))
+against \`stock-6.12\` ($(q "SELECT group_concat(DISTINCT kernel_version || ' from ' || source) FROM runs WHERE matrix = 'lines' AND variant = 'stock-6.12'")),
+both as packaged, both in rcuwb's \`tiny\` Kconfig scenario (HZ 250,
+preemptible Tree RCU, NO_HZ idle, no RCU priority boosting); 1-, 2- and
+4-vCPU guests (the 4-vCPU one with 2 NUMA nodes, 2:1 oversubscribed, \`!\`),
+one rcuscale writer per vCPU, holdoff boot, one guest at a time:
+$(q "SELECT COUNT(*) || ' runs, ' || SUM(outcome = 'ok') || ' ok, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix = 'lines'").
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M lines)
+\`\`\`
+
+The gate, 6.12 against 6.1 (\`rcuwb gate --baseline stock --candidate stock-6.12 --matrix lines\`):
+
+\`\`\`
+$(gate --baseline stock --candidate stock-6.12 --matrix lines)
+\`\`\`
+EOS
+}
+
+# The mid-boot table of the 6.12 series (perf-configs/midboot-6.12.yaml).
+midboot612_section() {
+	cat <<EOS
+## The mid-boot dead zone on 6.12 (\`make midboot MIDBOOT=perf-configs/midboot-6.12.yaml\`)
+
+The same matrix as 6.1's above, on Debian's 6.12
+($(q "SELECT group_concat(DISTINCT kernel_version) FROM runs WHERE matrix = 'midboot-6.12'")): the series of
+\`kernel-changes/6.12/\` (its README says what differs from 6.1 and why
+0001 needs a workqueue path of its own there).
+$(q "SELECT COUNT(*) || ' boots (' || SUM(kind = 'probe') || ' probe boots), ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy, ' || min(started_at) || ' to ' || max(ended_at) || ', accelerator ' || group_concat(DISTINCT accel) FROM runs WHERE matrix = 'midboot-6.12'");
+$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot-6.12' AND p.outcome = 'slow'") slow calls,
+$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot-6.12' AND p.outcome = 'hung'") hung without a verdict,
+$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot-6.12' AND p.outcome = 'deadlock' AND p.evidence LIKE 'no return before%'") deadlocks resting on the timeout alone.
+
+\`\`\`
+$("$rcuwb" -d "$db" summary --probes -M midboot-6.12)
+\`\`\`
+
+rcuscale in the same matrix:
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M midboot-6.12 | grep -v '/probe-')
+\`\`\`
+EOS
+}
+
+# Kconfig scenarios of one kernel (perf-configs/kconfigs.yaml).
+kconfigs_section() {
+	cat <<EOS
+## Kernel configuration as the variable (perf-configs/kconfigs.yaml)
+
+One kernel, \`after\` (6.1 as shipped; the probe idle), built in three
+Kconfig scenarios of \`perf-configs/kconfig/scenarios/\`: \`tiny\` (HZ 250,
+preemptible), \`tree\` (the kernel's rcuscale TREE scenario: HZ 1000,
+preemptible, RCU tracing) and \`preempt-none\` (HZ 1000, non-preemptible
+Tree RCU); 1- and 2-vCPU guests, one writer per vCPU, holdoff boot, one
+guest at a time:
+$(q "SELECT COUNT(*) || ' runs, ' || SUM(outcome = 'ok') || ' ok, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix = 'kconfigs'").
+
+\`\`\`
+$("$rcuwb" -d "$db" summary -M kconfigs)
+\`\`\`
+
+\`tree\` against \`tiny\` (\`Rscript stats/settings.R --matrix kconfigs --by kconfig --names tiny,tree\`):
+
+\`\`\`
+$(Rscript "$top/stats/settings.R" --db "$db" --matrix kconfigs --by kconfig --names tiny,tree 2>&1; echo "(exit code $?)")
+\`\`\`
+
+\`preempt-none\` against \`tree\` (the same HZ; only the preemption model differs):
+
+\`\`\`
+$(Rscript "$top/stats/settings.R" --db "$db" --matrix kconfigs --by kconfig --names tree,preempt-none 2>&1; echo "(exit code $?)")
+\`\`\`
+EOS
+}
+
 # results.sh DB --section NAME: print that section only (midboot,
-# calibration, holdoff, emulator), for a database that holds only its
-# matrices.
+# midboot-6.12, lines, kconfigs, calibration, holdoff, emulator), for a
+# database that holds only its matrices.
 if [ "${2:-}" = "--section" ]; then
 	case "${3:-}" in
 	midboot) midboot_section ;;
+	midboot-6.12) midboot612_section ;;
+	lines) lines_section ;;
+	kconfigs) kconfigs_section ;;
 	calibration) mkdir -p "$out/plots"; calibration_section ;;
 	holdoff) holdoff_section ;;
 	emulator) emulator_section ;;
-	*) echo "results.sh: --section midboot, calibration, holdoff or emulator" >&2; exit 64 ;;
+	*) echo "results.sh: --section midboot, midboot-6.12, lines, kconfigs, calibration, holdoff or emulator" >&2; exit 64 ;;
 	esac
 	exit
 fi

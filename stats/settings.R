@@ -2,7 +2,10 @@
 # rcuwb settings comparison: two settings of one kernel, interleaved in one
 # matrix, told apart by a boot parameter (e.g. perf-configs/holdoff.yaml:
 # rcuscale.holdoff=3 against holdoff "boot"), or by where QEMU's threads
-# ran (--by emulator: shared is the baseline, apart the candidate).  The runs
+# ran (--by emulator: shared is the baseline, apart the candidate), or by
+# the guest kernel's Kconfig scenario (--by kconfig: the first of --names,
+# default tiny, is the baseline, the second, default tree, the candidate;
+# their configurations differ by design, so the gate allows it).  The runs
 # whose boot parameters contain --baseline-param are the baseline, the
 # others the candidate; the cells are matched with --drop (holdoff) left out
 # of the key.  Prints the gate's verdict on the candidate setting and, per cell,
@@ -10,7 +13,7 @@
 # time).
 #
 # Usage:
-#   Rscript stats/settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator)
+#   Rscript stats/settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator|kconfig)
 #       [--names BASE,CAND] [--drop holdoff] [--threshold 5%] [--alpha 0.05]
 # Exit status: the gate's (0 pass, 1 slowdown, 2 hard failure/refused, 3
 # inconclusive); 64 bad command line.
@@ -26,7 +29,8 @@ settings_main <- function(args) {
             names = "value", threshold = "value", alpha = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
-    cat("usage: settings.R --db PATH --matrix NAME --baseline-param TEXT [--names B,C] [--drop holdoff]",
+    cat("usage: settings.R --db PATH --matrix NAME (--baseline-param TEXT | --by emulator|kconfig)",
+        "[--names B,C] [--drop holdoff]",
         "[--threshold 5%] [--alpha 0.05]\n")
     return(0L)
   }
@@ -34,15 +38,29 @@ settings_main <- function(args) {
   db <- check_db(o$db)
   matrix <- check_known(db, "matrix", parse_list(o$matrix, "matrix"), "matrix")
   by_emu <- identical(o$by, "emulator")
-  if (!is.null(o$by) && !by_emu) usage_error("bad value for --by: '%s' (emulator)", o$by)
-  if (!by_emu && is.null(o[["baseline-param"]])) usage_error("give --baseline-param TEXT or --by emulator")
+  by_kc <- identical(o$by, "kconfig")
+  if (!is.null(o$by) && !by_emu && !by_kc) usage_error("bad value for --by: '%s' (emulator or kconfig)", o$by)
+  if (is.null(o$by) && is.null(o[["baseline-param"]])) {
+    usage_error("give --baseline-param TEXT or --by emulator|kconfig")
+  }
   threshold <- parse_fraction(o$threshold %||% "5%", "threshold")
   alpha <- parse_alpha(o$alpha %||% "0.05")
-  drop <- parse_list(o$drop %||% (if (by_emu) "emulator" else "holdoff"), "drop")
-  bad <- setdiff(drop, c("holdoff", "config", "emulator"))
-  if (length(bad)) usage_error("bad value for --drop: '%s' (holdoff, config or emulator)", bad[1])
+  drop <- parse_list(o$drop %||% (if (by_emu) "emulator" else if (by_kc) "config,kconfig" else "holdoff"),
+                     "drop")
+  bad <- setdiff(drop, c("holdoff", "config", "emulator", "kconfig"))
+  if (length(bad)) usage_error("bad value for --drop: '%s' (holdoff, config, emulator or kconfig)", bad[1])
   rt <- build_run_table(read_runs(db, matrix = matrix), run_stats(read_samples(db, matrix = matrix)))
-  if (by_emu) {
+  if (by_kc) {
+    nm <- if (is.null(o$names)) c("tiny", "tree") else parse_list(o$names, "names")
+    if (length(nm) != 2) usage_error("bad value for --names: '%s' (give two scenarios, baseline first)", o$names)
+    kc <- ifelse(is.na(rt$kconfig) | !nzchar(rt$kconfig), "tiny", rt$kconfig)
+    for (k in nm) {
+      if (!any(kc == k)) usage_error("bad value for --names: '%s' (no run of scenario %s)", o$names %||% "tiny,tree", k)
+    }
+    rt <- rt[kc %in% nm, , drop = FALSE]
+    param <- nm[1]
+    is_base <- kc[kc %in% nm] == nm[1]
+  } else if (by_emu) {
     param <- "emulator shared"
     is_base <- !grepl("emulator:", rt$pinned)
   } else {
@@ -53,13 +71,15 @@ settings_main <- function(args) {
   }
   rt$matrix <- paste(matrix, collapse = "+")
   rt$cell <- cell_key(rt, drop = drop)
-  nm <- if (is.null(o$names)) c(param, "other") else parse_list(o$names, "names")
-  if (length(nm) != 2) usage_error("bad value for --names: '%s' (give two names, baseline first)", o$names)
+  if (!by_kc) {
+    nm <- if (is.null(o$names)) c(param, "other") else parse_list(o$names, "names")
+    if (length(nm) != 2) usage_error("bad value for --names: '%s' (give two names, baseline first)", o$names)
+  }
   base_name <- nm[1]
   cand_name <- nm[2]
   rt$variant <- ifelse(is_base, base_name, cand_name)
   res <- gate_run_table(rt, base_name, cand_name, threshold = threshold, alpha = alpha,
-                        matrix = unique(rt$matrix))
+                        matrix = unique(rt$matrix), allow_config = by_kc)
   cat(res$text, sep = "\n")
   ok <- rt[rt$kind == "rcuscale" & !is.na(rt$wall_s), , drop = FALSE]
   per <- aggregate(wall_s ~ cell + variant, data = ok, FUN = mean)

@@ -134,6 +134,14 @@ summ=$("$rcuwb" -d "$db" summary -M kc)
 check "summary shows the two scenarios apart" \
 	test "$(grep -c "^kc .* v1-n1/normal/w1-r0\(/k=tree\)\? " <<< "$summ")" = 2 -a -n "$(grep -F "v1-n1/normal/w1-r0/k=tree" <<< "$summ")"
 
+# The gate between two scenarios of one kernel (stats/settings.R --by
+# kconfig): the runs of tiny and tree pair up in one cell, their configs
+# differ by design and are allowed; one run a side decides nothing.
+sett=$(Rscript "$here/../../stats/settings.R" --db "$db" --matrix kc --by kconfig 2>&1); rc=$?
+check "settings --by kconfig pairs tiny and tree in one cell and cannot decide on 1+1 runs (exit 3)" \
+	test "$rc" = 3 -a -n "$(grep -F "v1-n1/normal/w1-r0/h1" <<< "$sett")" -a -z "$(grep -F "k=tree" <<< "$sett")" \
+	-a -z "$(grep -i "not comparable" <<< "$sett")"
+
 # A pair the matrix names that is not built, an unknown scenario, and probe
 # stages for a kernel without the probe: one line each, before any guest.
 sed 's/kconfigs: .*/kconfigs: [tiny, preempt-none]/' "$work/kc.yaml" > "$work/kc-unbuilt.yaml"
