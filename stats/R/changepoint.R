@@ -29,7 +29,8 @@
 # the information there is, within-commit spread included), but
 #   1. a split may only fall on a commit boundary, and each side of it must
 #      hold at least `min_commits` measured commits (default 2): a segment
-#      of one commit is never formed, so one odd commit cannot be a change;
+#      of one commit is never formed, so one odd commit is never a change
+#      on a segment of its own;
 #   2. the permutation test permutes whole commits (a commit's runs stay
 #      together) within the current segments.  Under "no change" the
 #      commits, not the runs, are exchangeable: every commit is a different
@@ -37,23 +38,31 @@
 #      runs of one commit are correlated and a run-level permutation would
 #      call an odd commit (3 runs far from the rest) a change at tiny p.
 #      With commit-level permutation one odd commit is just one unit that
-#      lands anywhere: its p is about min_commits / commits or larger.
+#      lands anywhere among the others;
+#   3. the split must also separate the commits: a two-sided rank-sum test
+#      of the per-commit medians of the two stretches compared, at alpha
+#      (commit_confirm()), so an odd commit among the first or last two
+#      cannot make a 2-commit side on its own (simulated, 20% outlier,
+#      10 commits of 3 runs: flagged in 2% of series at commits 1, 2, 10,
+#      never at 5 or 9; without this rule 8-9% at commits 1, 2, 9).
 # Power consequence: the test's resolution is set by the number of commits,
-# not runs.  With c commits the permutation distribution has about
-# C(c, c/2) distinct splits: 6 commits (20 arrangements, 10 distinct
-# splits) can never reach p < 0.05 with a 3|3 split, 10 commits can; more
-# runs per commit sharpen the statistic (smaller noise per commit) but do
-# not lower the p-value floor.  And a change at the newest commit is found
+# not runs.  Even a clean split of c commits into c_old | c_new cannot get
+# a p-value below about 2 / C(c, c_new) (it and its mirror image are the
+# most extreme arrangements): 0.1 for 6 commits split 3|3, so never
+# significant at 0.05; 0.008 for 10 commits split 5|5.  More runs per
+# commit sharpen the statistic (less noise per commit) but do not lower
+# that floor; the commit-level confirmation has the same floor.  And a change at the newest commit is found
 # only once `min_commits` commits sit on its new side (default: the round
 # after the one that measured it).  changepoint_power() gives the
 # detection rate by simulation.
 #
 # Significance: each split is accepted when its permutation p-value (R
 # permutations, p = (1 + #{T* >= T}) / (R + 1)) is at most `alpha`
-# (default 0.05, ecp's sig.lvl default and the gate's alpha).  That is the
-# false-alarm rate per series (cell x statistic) analysed: with m series a
-# round analyses, about alpha * m false change points over the whole
-# history; the state table reports each once, and "invalid" keeps it
+# (default 0.05, ecp's sig.lvl default and the gate's alpha) and the
+# commit-level confirmation (3. above) is too.  alpha bounds the
+# false-alarm rate per series (cell x statistic) analysed (measured: 1.5 to
+# 2.5% at 0.05, see stats/README.md): with m series a round analyses, at
+# most about alpha * m false change points over the whole history; the state table reports each once, and "invalid" keeps it
 # quiet after.  Use a smaller alpha (with R >= 20 / alpha) for wide
 # matrices.
 #
@@ -116,14 +125,15 @@ CHANGEPOINT_STATES <- c("new", "acknowledged", "invalid")
 # The series of per-run values per cell and statistic, in commit order.
 # `rt`: a run table (build_run_table(): id, cell = stable key, usable, the
 # per-run statistics) with a commit id per run in column `commit_col`
-# (default: "commit" when present, else "variant").  `commits`: the
+# (default: "commit" or "commit_id" when present, else "variant").  `commits`: the
 # branch's first-parent order, data.frame(commit, position, [date],
 # [subject]).  Runs of commits not in `commits` are left out; so are runs
 # that are not usable (failed, host-busy, probe runs).
 # Returns data.frame(cell, stat, commit, position, date, subject, run_id,
 # value, y = log(value)), ordered by cell, stat, position, run id.
 history_series <- function(rt, commits, stats = GATE_DEFAULT_STATS,
-                           commit_col = if ("commit" %in% names(rt)) "commit" else "variant") {
+                           commit_col = c(intersect(c("commit", "commit_id"), names(rt)),
+                                          "variant")[1]) {
   stopifnot(all(stats %in% names(GATE_STATS)), all(c("commit", "position") %in% names(commits)))
   empty <- data.frame(cell = character(), stat = character(), commit = character(),
                       position = numeric(), date = character(), subject = character(),
@@ -189,8 +199,9 @@ energy_q <- function(P, a, t, k) {
 
 # Best split of one segment of commits s..e (commit indices): the largest
 # Q over the first commit t of the new side and the end k of the compared
-# stretch (both sides at least `min_c` commits; as ecp, k runs to the
-# segment's end so a second change inside does not hide the first).
+# stretch (both sides at least `min_c` commits).  As in ecp, k ranges up
+# to the segment's end: comparing t.. with a shorter stretch keeps a
+# second change further on (a shift and its revert) from hiding the first.
 # `cut`: cut[j + 1] = runs in commits 1..j.  Returns c(q, t, k) or NULL.
 best_split <- function(P, cut, s, e, min_c) {
   best <- c(q = -Inf, t = NA, k = NA)
@@ -232,11 +243,15 @@ best_over_segments <- function(P, cut, starts, nc, min_c) {
   best
 }
 
-# E-divisive change points of one series (rows of one cell and stat, as
-# history_series() gives).  Returns data.frame(first_bad_pos, p, q): the
-# positions (commit index among the series' commits) where a new segment
-# starts, in the order found, with the permutation p-value and statistic.
-# Deterministic for a given seed (the caller's RNG state is left alone).
+# E-divisive change points of one series: `y` the log values of the runs,
+# `commit_index` their commit's place in the order (any increasing
+# numbers).  Returns data.frame(first_bad, p, q, p_commits): the index
+# (1 = the first commit of the series) of the first commit of each new
+# segment, in the order found, with the permutation p-value, the energy
+# statistic and the commit-level confirmation p-value.  A split is accepted
+# when p <= alpha and p_commits <= alpha; the first that is not stops the
+# bisection.  Deterministic for a given seed (the caller's RNG state is
+# left alone).
 edivisive_commits <- function(y, commit_index, min_commits = 2, alpha = 0.05,
                               R = 199, seed = 1, max_cp = Inf) {
   stopifnot(min_commits >= 1, alpha > 0, alpha < 1, R >= 1)
@@ -293,13 +308,15 @@ edivisive_commits <- function(y, commit_index, min_commits = 2, alpha = 0.05,
 # last_good, first_bad (measured commits around the change), first_suspect
 # (the branch's next commit after last_good), positions, size, lo, hi
 # (relative change of the adjacent segments' per-run values, two-sided
-# `conf` interval), p, commits_old, commits_new, runs_old, runs_new.
+# `conf` interval), p (permutation), p_commits (commit-level confirmation),
+# commits_old, commits_new, runs_old, runs_new.
 series_changepoints <- function(series, commits = NULL, min_commits = 2, alpha = 0.05,
                                 R = 199, seed = 1, conf = 0.95) {
   out <- data.frame(cell = character(), stat = character(), last_good = character(),
                     first_bad = character(), first_suspect = character(),
                     last_good_pos = numeric(), first_bad_pos = numeric(), size = numeric(),
-                    lo = numeric(), hi = numeric(), p = numeric(), commits_old = integer(),
+                    lo = numeric(), hi = numeric(), p = numeric(), p_commits = numeric(),
+                    commits_old = integer(),
                     commits_new = integer(), runs_old = integer(), runs_new = integer())
   if (!nrow(series)) return(out)
   series <- series[order(series$position, series$run_id), , drop = FALSE]
@@ -327,7 +344,8 @@ series_changepoints <- function(series, commits = NULL, min_commits = 2, alpha =
     data.frame(cell = series$cell[1], stat = series$stat[1], last_good = ucommit[t - 1],
                first_bad = ucommit[t], first_suspect = suspect, last_good_pos = upos[t - 1],
                first_bad_pos = upos[t], size = x$rel, lo = x$rel_lo, hi = x$rel_hi,
-               p = cp$p[i], commits_old = length(old_c), commits_new = length(new_c),
+               p = cp$p[i], p_commits = cp$p_commits[i], commits_old = length(old_c),
+               commits_new = length(new_c),
                runs_old = length(old), runs_new = length(new))
   })
   do.call(rbind, rows)

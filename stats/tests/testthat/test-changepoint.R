@@ -40,6 +40,8 @@ test_that("history_series: per cell and stat, per-run values in first-parent ord
   # a "commit" column wins over the variant
   rt$commit <- ifelse(rt$variant == "side", "c03", rt$variant)
   expect_true(any(history_series(rt, commits)$run_id == 5))
+  names(rt)[names(rt) == "commit"] <- "commit_id"
+  expect_true(any(history_series(rt, commits)$run_id == 5))
   expect_equal(nrow(history_series(rt[0, ], commits)), 0)
   # the within-commit noise
   expect_equal(history_noise(m), sd(log(c(mean_of(100), mean_of(101)))))
@@ -78,6 +80,7 @@ test_that("a 10% shift at commit 5 of 10 (3 runs each) is found there, with its 
   expect_equal(c(cp$runs_old, cp$runs_new), c(12, 18))
   expect_equal(c(cp$commits_old, cp$commits_new), c(4, 6))
   expect_lte(cp$p, 0.05)
+  expect_lte(cp$p_commits, 0.05)
   expect_true(cp$lo < 0.10 && cp$hi > 0.10)
   # the size is the gate's HL shift with Moses bounds on the two segments
   x <- log_compare(s$value[s$position <= 4], s$value[s$position >= 5], a = 0.025)
@@ -105,8 +108,8 @@ test_that("the first suspect is the branch's next commit after the last good one
 test_that("A/A: 10 commits without a change give no change point (false alarms <= 7 of 50)", {
   # Under "no change" the commits are exchangeable and the permutation
   # p-value is valid, so false alarms ~ Binomial(50, <= 0.05): mean 2.5,
-  # P(>= 8) = 0.0032.  Measured here: see the count below (and 9 of 300,
-  # 3.0% [1.4%, 5.6%], with changepoint_power(0, 3, 10, nsim = 300, seed = 7)).
+  # P(>= 8) = 0.0032.  Measured: 5 of 200, 2.5% [0.8%, 5.7%], with
+  # changepoint_power(0, 3, 10, nsim = 200, seed = 7).
   fa <- vapply(1:50, function(i) nrow(cps_of(sim(1000 + i), seed = i)), numeric(1))
   expect_lte(sum(fa > 0), 7)
   expect_equal(nrow(cps_of(sim(1001), seed = 1)), 0)
@@ -120,11 +123,12 @@ test_that("a single outlier commit is not a change", {
     s$value <- exp(s$y)
     s
   }
-  # hand-checked: one commit 20% slow (7 noise SDs) in the middle, second
-  # and last: no segment of one commit is formed, and with whole commits
-  # permuted one odd commit is rarely extreme enough (p >~ 2/10)
+  # hand-checked: one commit 20% slow (6 noise SDs) in the middle, second
+  # and last: no segment of one commit is formed, whole commits are
+  # permuted, and a split must separate the commits (commit_confirm())
   for (at in c(2, 5, 10)) expect_equal(nrow(cps_of(outlier(2001, at))), 0)
-  # over 30 series per place, no more than the A/A bound
+  # over 30 series per place, at most 5 (P(>= 6) = 0.003 at a rate of 5%;
+  # measured over 100 series: 2%, 0%, 2%)
   for (at in c(2, 5, 10)) {
     hits <- vapply(1:30, function(i) nrow(cps_of(outlier(3000 + i, at), seed = i)) > 0,
                    logical(1))
@@ -134,6 +138,17 @@ test_that("a single outlier commit is not a change", {
   s <- outlier(2001, 10, d = 5)
   cp <- cps_of(s)
   expect_false(any(cp$first_bad == 10))
+})
+
+test_that("commit-level confirmation: the commits of a side must stand apart", {
+  # a 2-commit side holding the two highest commit medians of 10: exact
+  # one-sided p 1 / C(10, 2), two-sided 2 / 45
+  expect_equal(commit_confirm(c(10, 9, 1:8), 1:2, 3:10), 2 / 45)
+  expect_equal(commit_confirm(c(1:8, 10, 9), 1:8, 9:10), 2 / 45)
+  # one odd commit beside an ordinary one: ranks 10 and 5, rank sum 15;
+  # pairs of 1..10 summing to 15 or more: 5 + 3 + 1 = 9 of 45
+  expect_equal(commit_confirm(c(10, 5, 1:4, 6:9), 1:2, 3:10), 2 * 9 / 45)
+  expect_gt(commit_confirm(c(10, 5, 1:4, 6:9), 1:2, 3:10), 0.05)
 })
 
 test_that("two shifts are both found, in commit order, each with its adjacent segments", {
