@@ -31,6 +31,11 @@ static const char summary_help[] =
 	"evidence (the probe found missing what the blocked boot task would create,\n"
 	"or the call did not return before the run's timeout) after the table.\n";
 
+/* Column widths of the text table: the longest name of each, at least the header's. */
+struct widths {
+	int variant, cell;
+};
+
 struct cell_row {
 	const char *since;
 	const char *matrix, *variant, *cell, *accel, *failures;
@@ -51,6 +56,10 @@ static const char groups_sql[] =
 	" FROM runs WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
 	" AND (?3 IS NULL OR started_at >= ?3)"
 	" GROUP BY matrix, variant, cell ORDER BY matrix, cell, variant";
+
+static const char widths_sql[] =
+	"SELECT MAX(length(variant)), MAX(length(cell)) FROM runs WHERE (?1 IS NULL OR matrix = ?1)"
+	" AND (?2 IS NULL OR variant = ?2) AND (?3 IS NULL OR started_at >= ?3)";
 
 static const char samples_sql[] =
 	"SELECT s.duration_ns FROM samples s JOIN runs r ON s.run_id = r.id"
@@ -80,7 +89,30 @@ static int cell_stats(sqlite3 *db, struct cell_row *row)
 	return 0;
 }
 
-static void print_row(const struct cell_row *r, json_object *arr)
+/* The widths the rows selected by MATRIX, VARIANT and SINCE need. */
+static int table_widths(sqlite3 *db, const char *matrix, const char *variant, const char *since,
+			struct widths *w)
+{
+	sqlite3_stmt *st;
+
+	w->variant = 8;
+	w->cell = 26;
+	if (sqlite3_prepare_v2(db, widths_sql, -1, &st, NULL) != SQLITE_OK)
+		return set_err("sqlite: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(st, 1, matrix, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, since, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		if (sqlite3_column_int(st, 0) > w->variant)
+			w->variant = sqlite3_column_int(st, 0);
+		if (sqlite3_column_int(st, 1) > w->cell)
+			w->cell = sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void print_row(const struct cell_row *r, const struct widths *w, json_object *arr)
 {
 	if (arr) {
 		json_object *o = json_object_new_object();
@@ -102,7 +134,8 @@ static void print_row(const struct cell_row *r, json_object *arr)
 		json_object_array_add(arr, o);
 		return;
 	}
-	printf("%-12s %-8s %-26s %4d %4d %8zu", r->matrix, r->variant, r->cell, r->runs, r->ok, r->st.n);
+	printf("%-12s %-*s %-*s %4d %4d %8zu", r->matrix, w->variant, r->variant, w->cell, r->cell,
+	       r->runs, r->ok, r->st.n);
 	if (r->st.n)
 		printf(" %9.0f %9.0f %9.0f", r->st.p50, r->st.p90, r->st.p99);
 	else
@@ -123,6 +156,7 @@ int do_summary(int argc, char **argv)
 	};
 	const char *matrix = NULL, *variant = NULL, *since = NULL;
 	json_object *arr = json_output ? json_object_new_array() : NULL;
+	struct widths w;
 	sqlite3_stmt *st;
 	sqlite3 *db;
 	int c, rows = 0, ret = 0;
@@ -147,8 +181,9 @@ int do_summary(int argc, char **argv)
 		db_close(db);
 		return ret;
 	}
-	if (sqlite3_prepare_v2(db, groups_sql, -1, &st, NULL) != SQLITE_OK) {
-		set_err("sqlite: %s", sqlite3_errmsg(db));
+	if (table_widths(db, matrix, variant, since, &w) < 0 ||
+	    (sqlite3_prepare_v2(db, groups_sql, -1, &st, NULL) != SQLITE_OK &&
+	     set_err("sqlite: %s", sqlite3_errmsg(db)))) {
 		db_close(db);
 		return -1;
 	}
@@ -156,8 +191,9 @@ int do_summary(int argc, char **argv)
 	sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, since, -1, SQLITE_STATIC);
 	if (!arr)
-		printf("%-12s %-8s %-26s %4s %4s %8s %9s %9s %9s  %-5s %5s\n", "matrix", "variant", "cell",
-		       "runs", "ok", "samples", "p50(us)", "p90(us)", "p99(us)", "accel", "oversub");
+		printf("%-12s %-*s %-*s %4s %4s %8s %9s %9s %9s  %-5s %5s\n", "matrix", w.variant, "variant",
+		       w.cell, "cell", "runs", "ok", "samples", "p50(us)", "p90(us)", "p99(us)", "accel",
+		       "oversub");
 	while (ret == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		struct cell_row r = {
 			.since = since,
@@ -175,7 +211,7 @@ int do_summary(int argc, char **argv)
 		r.failures = r.failures ? r.failures : "";
 		ret = cell_stats(db, &r);
 		if (ret == 0)
-			print_row(&r, arr);
+			print_row(&r, &w, arr);
 		rows++;
 	}
 	sqlite3_finalize(st);

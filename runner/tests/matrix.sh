@@ -134,6 +134,10 @@ summ=$("$rcuwb" -d "$db" summary -M kc)
 check "summary shows the two scenarios apart" \
 	test "$(grep -c "^kc .* v1-n1/normal/w1-r0\(/k=tree\)\? " <<< "$summ")" = 2 -a -n "$(grep -F "v1-n1/normal/w1-r0/k=tree" <<< "$summ")"
 
+"$rcuwb" -q -d "$db" report --out "$work/kc-report" --matrix kc --no-plots >/dev/null 2>&1
+check "the report keeps the two scenarios apart" \
+	grep -qF "v1-n1/normal/w1-r0/h1/hz1000-full-idle/k=tree" "$work/kc-report/report.md"
+
 # The gate between two scenarios of one kernel (stats/settings.R --by
 # kconfig): the runs of tiny and tree pair up in one cell, their configs
 # differ by design and are allowed; one run a side decides nothing.
