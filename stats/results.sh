@@ -303,6 +303,12 @@ beside it) states the accelerator and oversubscription of its runs.
 
 $(midboot_section)
 
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'midboot-6.12'")" -gt 0 ] && midboot612_section)
+
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'lines'")" -gt 0 ] && lines_section)
+
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'kconfigs'")" -gt 0 ] && kconfigs_section)
+
 ## Grace-period latency before and after (\`make bench\`, perf-configs/quick.yaml)
 
 All samples of a cell's ok runs pooled (\`rcuwb summary -M quick\`; the full
