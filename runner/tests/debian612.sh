@@ -12,21 +12,10 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch debian612
 cache=${RCUWB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rcuwb}
-prims=rcu,rcu_exp,srcu,srcu_exp,tasks
-boot() { "$rcuwb" -q -d "$db" boot -M debian612-test -n 2 "$@"; }
-probe() { # probe VARIANT STAGES PRIMS [BOOT_PARAMS]
-	boot -k "$1" -p "$2" --probe-prims "$3" --watchdog 3 -t 60 ${4:+-b "$4"}
-}
-outcome() { last "outcome || ':' || outcome_detail"; }
-calls() {
-	last "outcome || ':' || (SELECT COUNT(*) FROM probes WHERE run_id = runs.id) || ':' ||
-	      (SELECT COUNT(*) FROM probes WHERE run_id = runs.id AND outcome NOT IN ('ok', 'skipped'))"
-}
+boot_label=debian612-test
 json() { # json VARIANT KEY: a string member of the variant's tiny build.json
 	sed -n "s/^  \"$2\": \"\\(.*\\)\",\$/\\1/p" "$cache/kernels/$1/tiny/build.json"
 }
-kthread="the boot task (pid 1) waits for RCU's grace-period kthread, which does not exist and which only it would create"
-worker="the boot task (pid 1) waits for a workqueue worker to run the work pending on rcu_gp_wq, which does not exist and which only it would create"
 
 echo "debian612: Debian's 6.12 tree in real guests"
 

@@ -31,3 +31,21 @@ finish() {
 	echo "$1: $pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
 }
+
+# The mid-boot probe's tests (midboot.sh, debian612.sh): 2-vCPU boots stored
+# under the matrix label $boot_label; the last run's outcome; its probe
+# calls as "outcome:calls stored:calls not ok"; the probe's two kinds of
+# deadlock evidence.
+boot_label=adhoc
+boot() { "$rcuwb" -q -d "$db" boot -M "$boot_label" -n 2 "$@"; }
+probe() { # probe VARIANT STAGES PRIMS [BOOT_PARAMS]
+	boot -k "$1" -p "$2" --probe-prims "$3" --watchdog 3 -t 60 ${4:+-b "$4"}
+}
+outcome() { last "outcome || ':' || outcome_detail"; }
+calls() {
+	last "outcome || ':' || (SELECT COUNT(*) FROM probes WHERE run_id = runs.id) || ':' ||
+	      (SELECT COUNT(*) FROM probes WHERE run_id = runs.id AND outcome NOT IN ('ok', 'skipped'))"
+}
+prims=rcu,rcu_exp,srcu,srcu_exp,tasks
+kthread="the boot task (pid 1) waits for RCU's grace-period kthread, which does not exist and which only it would create"
+worker="the boot task (pid 1) waits for a workqueue worker to run the work pending on rcu_gp_wq, which does not exist and which only it would create"

@@ -6,19 +6,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch midboot
-prims=rcu,rcu_exp,srcu,srcu_exp,tasks
-boot() { "$rcuwb" -q -d "$db" boot -M midboot-test -n 2 "$@"; }
-probe() { # probe VARIANT STAGES PRIMS [BOOT_PARAMS]
-	boot -k "$1" -p "$2" --probe-prims "$3" --watchdog 3 -t 60 ${4:+-b "$4"}
-}
-outcome() { last "outcome || ':' || outcome_detail"; }
-# "outcome:calls stored:calls not ok" of the last run
-calls() {
-	last "outcome || ':' || (SELECT COUNT(*) FROM probes WHERE run_id = runs.id) || ':' ||
-	      (SELECT COUNT(*) FROM probes WHERE run_id = runs.id AND outcome NOT IN ('ok', 'skipped'))"
-}
-kthread="the boot task (pid 1) waits for RCU's grace-period kthread, which does not exist and which only it would create"
-worker="the boot task (pid 1) waits for a workqueue worker to run the work pending on rcu_gp_wq, which does not exist and which only it would create"
+boot_label=midboot-test
 
 echo "midboot: the dead zone, release by release"
 
