@@ -93,9 +93,14 @@ expect "schema 2 database migrated, runs and columns there" "5|6|2" \
 		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
 
 # and one of schema 3 (before runs.source and runs.build_key)
-cp "$db" "$work/v3.db"
-sqlite3 "$work/v3.db" "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=3"
-"$rcuwb" -d "$work/v3.db" summary -M mt >/dev/null
+# old_db VERSION SQL: a copy of the database taken back to schema VERSION by
+# SQL, then opened (and so migrated) by rcuwb summary
+old_db() {
+	cp "$db" "$work/v$1.db"
+	sqlite3 "$work/v$1.db" "$2; PRAGMA user_version=$1"
+	"$rcuwb" -d "$work/v$1.db" summary -M mt >/dev/null
+}
+old_db 3 "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5"
 expect "schema 3 database migrated: runs kept, source and build_key added" "5|6|2" \
 	"$(sqlite3 "$work/v3.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
@@ -104,9 +109,7 @@ check "every run records its kernel's source and build key" \
 	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND source LIKE 'debian linux-source-6.1 %' AND length(build_key) = 16")" = 6
 # and one of schema 4 (before runs.kconfig and runs.kconfig_sha): its runs
 # keep a NULL scenario, which is tiny
-cp "$db" "$work/v4.db"
-sqlite3 "$work/v4.db" "$drop5; PRAGMA user_version=4"
-"$rcuwb" -d "$work/v4.db" summary -M mt >/dev/null
+old_db 4 "$drop5"
 expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "5|6|2|0" \
 	"$(sqlite3 "$work/v4.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
