@@ -34,6 +34,11 @@ static const char run_help[] =
 	"  -C, --cpus N         host PUs guests may use (default: all)\n"
 	"  -a, --accel MODE     auto, kvm or tcg (default auto)\n"
 	"      --host-topology T plan against a synthetic hwloc topology (with --dry-run)\n"
+	"      --name NAME      store the runs as matrix NAME (default: the file's name:)\n"
+	"      --variants A,B   run these kernel variants instead of the file's variants:\n"
+	"      --schedule NAME  store the runs as of schedule NAME (rcuwb nightly sets it)\n"
+	"      --cell CELL      run only this cell of the matrix (a name --dry-run prints)\n"
+	"      --reps N         N repetitions instead of the file's reps:\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Without --resume, a matrix that already has runs gets new repetitions after\n"
@@ -43,6 +48,8 @@ struct run_opts {
 	bool dry_run, resume;
 	int jobs, cpus;
 	const char *accel, *synthetic, *path;
+	const char *name, *variants, *schedule, *cell;
+	int reps;
 };
 
 struct slot {
@@ -58,6 +65,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "jobs", required_argument, NULL, 'J' }, { "cpus", required_argument, NULL, 'C' },
 		{ "accel", required_argument, NULL, 'a' },
 		{ "host-topology", required_argument, NULL, 'T' },
+		{ "name", required_argument, NULL, 'N' }, { "variants", required_argument, NULL, 'V' },
+		{ "schedule", required_argument, NULL, 'S' }, { "cell", required_argument, NULL, 'E' },
+		{ "reps", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c, ret = 0;
@@ -70,6 +80,11 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		case 'C': ret = parse_int("--cpus", optarg, 1, PLACE_MAX_PUS, &o->cpus); break;
 		case 'a': o->accel = optarg; break;
 		case 'T': o->synthetic = optarg; break;
+		case 'N': o->name = optarg; break;
+		case 'V': o->variants = optarg; break;
+		case 'S': o->schedule = optarg; break;
+		case 'E': o->cell = optarg; break;
+		case 'P': ret = parse_int("--reps", optarg, 1, 10000, &o->reps); break;
 		case 'h': print_usage(run_help); return 1;
 		default: return bad_usage("run");
 		}
@@ -89,6 +104,28 @@ static const char *resolve(const char *path, char *buf, size_t cap)
 		return path;
 	snprintf(buf, cap, "%s.yaml", path);
 	return access(buf, R_OK) == 0 ? buf : path;
+}
+
+/* Keep the runs of one cell; -1 naming the cells when there are none. */
+static int only_cell(const char *cell, struct planned_run *runs, size_t *n)
+{
+	struct buf names = { 0 };
+	size_t i, k = 0;
+	int ret = 0;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp(runs[i].cell, cell))
+			runs[k++] = runs[i];
+	if (!k) {
+		for (i = 0; i < *n; i++)
+			if (runs[i].rep == 1 && runs[i].variant == 0)
+				buf_printf(&names, "%s%s", names.len ? ", " : "", runs[i].cell);
+		ret = set_err("--cell '%s': the matrix has no such cell (it has: %s)", cell,
+			      names.data ? names.data : "none");
+		buf_free(&names);
+	}
+	*n = k;
+	return ret;
 }
 
 /* Drop what is stored (resume) or shift repetitions after the stored ones. */
@@ -299,8 +336,19 @@ int do_run(int argc, char **argv)
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : -1;
-	if (matrix_load(resolve(o.path, buf, sizeof(buf)), &m) < 0 || matrix_expand(&m, &runs, &n) < 0)
+	if (matrix_load(resolve(o.path, buf, sizeof(buf)), &m) < 0 ||
+	    matrix_override(&m, o.name, o.variants) < 0)
 		return -1;
+	if (o.reps)
+		m.reps = o.reps;
+	if (matrix_expand(&m, &runs, &n) < 0)
+		return -1;
+	if (o.cell && only_cell(o.cell, runs, &n) < 0) {
+		free(runs);
+		return -1;
+	}
+	if (o.schedule)
+		snprintf(m.schedule, sizeof(m.schedule), "%s", o.schedule);
 	if (place_init(&pl, o.synthetic, (unsigned)o.cpus) < 0)
 		goto out_err;
 	if (o.dry_run) {

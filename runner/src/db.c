@@ -29,8 +29,14 @@
  *    scenarios/NAME.config; NULL before: those runs' kernels were built as
  *    the scenario tiny is) and runs.kconfig_sha (hash of the fragments asked
  *    for; config_sha is the final .config's).
+ * 6: runs.commit_id and runs.commit_date (a git source's commit and its
+ *    committer date, from build.json; NULL for Debian sources), runs.schedule
+ *    (the schedule whose nightly round ran it); tables rounds (one row per
+ *    nightly round: what it measured, against what, and its verdict) and
+ *    changepoints (detected change points and their triage state; the R
+ *    side, stats/R/changepoint.R, writes it).
  */
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -44,7 +50,8 @@ static const char schema[] =
 	" outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER, guest_nodes INTEGER,"
 	" boot_time_us INTEGER, gps INTEGER, batches INTEGER, nsamples INTEGER,"
 	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT, seed INTEGER, rerun_of INTEGER,"
-	" host_other_cpu REAL, source TEXT, build_key TEXT, kconfig TEXT, kconfig_sha TEXT);"
+	" host_other_cpu REAL, source TEXT, build_key TEXT, kconfig TEXT, kconfig_sha TEXT,"
+	" commit_id TEXT, commit_date TEXT, schedule TEXT);"
 	"CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix, cell, variant);"
 	"CREATE TABLE IF NOT EXISTS samples ("
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -54,7 +61,24 @@ static const char schema[] =
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
 	" stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER, outcome TEXT,"
 	" gp_exp INTEGER, gp_normal INTEGER, sched TEXT, call INTEGER, evidence TEXT);"
-	"CREATE INDEX IF NOT EXISTS probes_run ON probes(run_id);";
+	"CREATE INDEX IF NOT EXISTS probes_run ON probes(run_id);"
+	/* one row per nightly round (rcuwb nightly): what it measured, against what, its verdict */
+	"CREATE TABLE IF NOT EXISTS rounds ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, schedule TEXT NOT NULL, matrix TEXT NOT NULL,"
+	" commit_id TEXT NOT NULL, commit_date TEXT, build_key TEXT, baseline_commit TEXT,"
+	" started_at TEXT NOT NULL, ended_at TEXT, status TEXT NOT NULL DEFAULT 'running',"
+	" verdict TEXT, exit_code INTEGER, UNIQUE (schedule, commit_id));"
+	/* change points and their triage state (stats/R/changepoint.R writes them) */
+	"CREATE TABLE IF NOT EXISTS changepoints ("
+	" id INTEGER PRIMARY KEY, schedule TEXT NOT NULL, cell TEXT NOT NULL, stat TEXT NOT NULL,"
+	" last_good TEXT NOT NULL, first_bad TEXT NOT NULL, size REAL, lo REAL, hi REAL, p REAL,"
+	" state TEXT NOT NULL DEFAULT 'new' CHECK (state IN ('new', 'acknowledged', 'invalid')),"
+	" why TEXT, created_at TEXT NOT NULL, updated_at TEXT,"
+	" UNIQUE (schedule, cell, stat, last_good, first_bad));";
+
+/* Indexes on columns an older schema's runs lack: made after migrate()'s ALTERs. */
+static const char schema_late[] =
+	"CREATE INDEX IF NOT EXISTS runs_schedule ON runs(schedule, commit_id);";
 
 const char *db_default_path(void)
 {
@@ -104,7 +128,11 @@ static int migrate(sqlite3 *db)
 	    (v >= 1 && v < 4 && exec(db, "ALTER TABLE runs ADD COLUMN source TEXT;"
 				    "ALTER TABLE runs ADD COLUMN build_key TEXT")) ||
 	    (v >= 1 && v < 5 && exec(db, "ALTER TABLE runs ADD COLUMN kconfig TEXT;"
-				    "ALTER TABLE runs ADD COLUMN kconfig_sha TEXT")))
+				    "ALTER TABLE runs ADD COLUMN kconfig_sha TEXT")) ||
+	    (v >= 1 && v < 6 && exec(db, "ALTER TABLE runs ADD COLUMN commit_id TEXT;"
+				    "ALTER TABLE runs ADD COLUMN commit_date TEXT;"
+				    "ALTER TABLE runs ADD COLUMN schedule TEXT")) ||
+	    exec(db, schema_late))
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
 	if (exec(db, sql) || exec(db, "COMMIT"))
@@ -154,6 +182,12 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 	return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
 }
 
+/* "" is stored as NULL */
+static int bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	return *s ? bind_text(st, i, s) : sqlite3_bind_null(st, i);
+}
+
 static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
 		      const struct console *c, const struct run_result *r)
 {
@@ -164,8 +198,9 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		" qemu_version, libvirt_version, host, host_pus, pinned, oversub, started_at, ended_at,"
 		" wall_s, outcome, outcome_detail, guest_cpus, guest_nodes, boot_time_us, gps, batches,"
 		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of, host_other_cpu, source,"
-		" build_key, kconfig, kconfig_sha)"
-		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+		" build_key, kconfig, kconfig_sha, commit_id, commit_date, schedule)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		" ?,?,?)";
 	const struct kernel_build *k = s->kernel;
 	char t0[32], t1[32];
 	struct gp_stats gs;
@@ -257,6 +292,9 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 	bind_text(st, i++, k->build_key);
 	bind_text(st, i++, k->kconfig);
 	bind_text(st, i++, k->kconfig_sha);
+	bind_text_or_null(st, i++, k->commit);
+	bind_text_or_null(st, i++, k->commit_date);
+	bind_text_or_null(st, i++, s->schedule);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : set_err("sqlite: storing run: %s", sqlite3_errmsg(db));
@@ -431,7 +469,7 @@ int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *v
 			 args, 3, 0) + 1;
 }
 
-static void col_text(sqlite3_stmt *st, int i, char *out, size_t cap)
+void db_col_text(sqlite3_stmt *st, int i, char *out, size_t cap)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 
@@ -454,15 +492,15 @@ int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r)
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		r->id = id;
-		col_text(st, 0, r->matrix, sizeof(r->matrix));
-		col_text(st, 1, r->cell, sizeof(r->cell));
-		col_text(st, 2, r->kind, sizeof(r->kind));
-		col_text(st, 3, r->variant, sizeof(r->variant));
-		col_text(st, 4, r->gp_mode, sizeof(r->gp_mode));
-		col_text(st, 5, r->boot_params, sizeof(r->boot_params));
-		col_text(st, 6, r->config_sha, sizeof(r->config_sha));
-		col_text(st, 7, r->patches, sizeof(r->patches));
-		col_text(st, 8, r->run_dir, sizeof(r->run_dir));
+		db_col_text(st, 0, r->matrix, sizeof(r->matrix));
+		db_col_text(st, 1, r->cell, sizeof(r->cell));
+		db_col_text(st, 2, r->kind, sizeof(r->kind));
+		db_col_text(st, 3, r->variant, sizeof(r->variant));
+		db_col_text(st, 4, r->gp_mode, sizeof(r->gp_mode));
+		db_col_text(st, 5, r->boot_params, sizeof(r->boot_params));
+		db_col_text(st, 6, r->config_sha, sizeof(r->config_sha));
+		db_col_text(st, 7, r->patches, sizeof(r->patches));
+		db_col_text(st, 8, r->run_dir, sizeof(r->run_dir));
 		r->rep = sqlite3_column_int(st, 9);
 		r->nwriters = sqlite3_column_int(st, 10);
 		r->nreaders = sqlite3_column_int(st, 11);
@@ -472,7 +510,7 @@ int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r)
 		r->threads = sqlite3_column_int(st, 15);
 		r->numa_nodes = sqlite3_column_int(st, 16);
 		r->mem_mib = sqlite3_column_int(st, 17);
-		col_text(st, 18, r->kconfig, sizeof(r->kconfig));
+		db_col_text(st, 18, r->kconfig, sizeof(r->kconfig));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : set_err("no run %lld in the results database", (long long)id);

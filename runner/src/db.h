@@ -53,6 +53,8 @@ int db_next_rep(sqlite3 *db, const char *matrix, const char *cell, const char *v
 int db_max_rep(sqlite3 *db, const char *matrix);
 /* Is (matrix, cell, variant, rep) stored, other than as interrupted or host-busy? */
 int db_has_run(sqlite3 *db, const char *matrix, const char *cell, const char *variant, int rep);
+/* Column i of the current row as text into out ("" for NULL). */
+void db_col_text(sqlite3_stmt *st, int i, char *out, size_t cap);
 /* Average wall time of stored runs of a cell (any variant), -1 if none. */
 double db_avg_wall(sqlite3 *db, const char *cell);
 #endif

@@ -121,6 +121,10 @@ static void read_source(json_object *o, struct kernel_build *k)
 			 opt_str(s, "rev"), opt_str(s, "commit"));
 	else
 		k->source[0] = '\0';
+	if (!strcmp(kind, "git")) {
+		snprintf(k->commit, sizeof(k->commit), "%s", opt_str(s, "commit"));
+		snprintf(k->commit_date, sizeof(k->commit_date), "%s", opt_str(s, "date"));
+	}
 }
 
 static void read_kconfig(struct kernel_build *k)

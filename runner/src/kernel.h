@@ -20,6 +20,8 @@ struct kernel_build {
 	char config_sha[24];
 	char build_key[24];		/* build/kernel.sh's content key ("" before it) */
 	char source[PATH_MAX];		/* "debian PACKAGE VERSION", "git REPO REV COMMIT" or "" */
+	char commit[48];		/* a git source's commit id, "" otherwise */
+	char commit_date[40];		/* its committer date (ISO 8601), "" otherwise */
 	char initramfs[PATH_MAX];
 	char *patches_json;		/* [{"name":..,"sha256":..}] */
 	int hz;				/* CONFIG_HZ */

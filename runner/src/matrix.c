@@ -9,108 +9,22 @@
 #define _GNU_SOURCE
 #include "matrix.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
 
 #include "common.h"
 #include "kernel.h"
+#include "yamlcfg.h"
 
-struct ctx {
-	const char *path;
-	yaml_document_t *doc;
-};
-
-static yaml_node_t *node(struct ctx *c, int i)
-{
-	return yaml_document_get_node(c->doc, i);
-}
-
-static int line_of(const yaml_node_t *n)
-{
-	return (int)n->start_mark.line + 1;
-}
-
-static int err_at(struct ctx *c, const yaml_node_t *n, const char *key, const char *msg)
-{
-	return set_err("%s:%d: %s: %s", c->path, line_of(n), key, msg);
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-static int get_int(struct ctx *c, yaml_node_t *n, const char *key, int min, int max, int *out)
-{
-	const char *s = scalar(n);
-	char *end, msg[96];
-	long v;
-
-	snprintf(msg, sizeof(msg), "give a whole number from %d to %d", min, max);
-	if (!s)
-		return err_at(c, n, key, msg);
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return err_at(c, n, key, msg);
-	*out = (int)v;
-	return 0;
-}
-
-static int get_str(struct ctx *c, yaml_node_t *n, const char *key, char *out, size_t cap)
-{
-	const char *s = scalar(n);
-
-	if (!s)
-		return err_at(c, n, key, "give a string");
-	if (strlen(s) >= cap)
-		return err_at(c, n, key, "too long");
-	snprintf(out, cap, "%s", s);
-	return 0;
-}
-
-/* A sequence, or a single scalar standing for a one-element sequence. */
-static int seq_items(struct ctx *c, yaml_node_t *n, const char *key, int max,
-		     yaml_node_t **items, int *count)
-{
-	yaml_node_item_t *it;
-	char msg[64];
-
-	*count = 0;
-	if (n->type == YAML_SCALAR_NODE) {
-		items[(*count)++] = n;
-		return 0;
-	}
-	if (n->type != YAML_SEQUENCE_NODE)
-		return err_at(c, n, key, "give a list");
-	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-		if (*count == max) {
-			snprintf(msg, sizeof(msg), "at most %d entries", max);
-			return err_at(c, n, key, msg);
-		}
-		items[(*count)++] = node(c, *it);
-	}
-	if (!*count)
-		return err_at(c, n, key, "the list is empty");
-	return 0;
-}
-
-#define FOR_PAIRS(c, map, k, v)								\
-	for (yaml_node_pair_t *p_ = (map)->data.mapping.pairs.start;			\
-	     p_ < (map)->data.mapping.pairs.top &&					\
-	     ((k) = node(c, p_->key), (v) = node(c, p_->value), 1); p_++)
-
-static int parse_cells(struct ctx *c, yaml_node_t *n, const char *key, struct guest_topo *t)
+static int parse_cells(struct ycfg *c, yaml_node_t *n, const char *key, struct guest_topo *t)
 {
 	yaml_node_t *items[TOPO_MAX_NODES], *k, *v;
 	unsigned next = 0;
 	int i, count;
 
-	if (seq_items(c, n, key, TOPO_MAX_NODES, items, &count) < 0)
+	if (ycfg_seq(c, n, key, TOPO_MAX_NODES, items, &count) < 0)
 		return -1;
 	t->nnodes = (unsigned)count;
 	for (i = 0; i < count; i++) {
@@ -121,46 +35,46 @@ static int parse_cells(struct ctx *c, yaml_node_t *n, const char *key, struct gu
 
 		snprintf(sub, sizeof(sub), "%s[%d]", key, i);
 		if (items[i]->type != YAML_MAPPING_NODE)
-			return err_at(c, items[i], sub, "give {cpus: 0-1, memory: MiB}");
-		FOR_PAIRS(c, items[i], k, v) {
-			const char *ks = scalar(k) ? scalar(k) : "?";
+			return ycfg_err(c, items[i], sub, "give {cpus: 0-1, memory: MiB}");
+		YCFG_FOR_PAIRS(c, items[i], k, v) {
+			const char *ks = ycfg_scalar(k) ? ycfg_scalar(k) : "?";
 
 			if (!strcmp(ks, "cpus")) {
-				if (get_str(c, v, "cpus", cpus, sizeof(cpus)) < 0)
+				if (ycfg_str(c, v, "cpus", cpus, sizeof(cpus)) < 0)
 					return -1;
 			} else if (!strcmp(ks, "memory")) {
-				if (get_int(c, v, "memory", 16, 1 << 20, &mem) < 0)
+				if (ycfg_int(c, v, "memory", 16, 1 << 20, &mem) < 0)
 					return -1;
 			} else {
-				return err_at(c, k, ks, "unknown key in a NUMA cell (cpus, memory)");
+				return ycfg_err(c, k, ks, "unknown key in a NUMA cell (cpus, memory)");
 			}
 		}
 		if (parse_cpulist(cpus, &mask) < 0 || !mask)
-			return err_at(c, items[i], sub, "cpus: give a range such as 0-3");
+			return ycfg_err(c, items[i], sub, "cpus: give a range such as 0-3");
 		cell->first_cpu = (unsigned)__builtin_ctzll(mask);
 		cell->ncpus = (unsigned)__builtin_popcountll(mask);
 		if (mask >> cell->first_cpu != (1ULL << cell->ncpus) - 1 || cell->first_cpu != next)
-			return err_at(c, items[i], sub, "cells must cover vCPUs 0.. in contiguous ranges, in order");
+			return ycfg_err(c, items[i], sub, "cells must cover vCPUs 0.. in contiguous ranges, in order");
 		next += cell->ncpus;
 		cell->mem_mib = (unsigned)mem;
 	}
 	return 0;
 }
 
-static int parse_distances(struct ctx *c, yaml_node_t *n, struct guest_topo *t)
+static int parse_distances(struct ycfg *c, yaml_node_t *n, struct guest_topo *t)
 {
 	yaml_node_t *rows[TOPO_MAX_NODES], *cols[TOPO_MAX_NODES];
 	int i, j, nr, nc, d;
 
-	if (seq_items(c, n, "distances", TOPO_MAX_NODES, rows, &nr) < 0)
+	if (ycfg_seq(c, n, "distances", TOPO_MAX_NODES, rows, &nr) < 0)
 		return -1;
 	for (i = 0; i < nr; i++) {
-		if (seq_items(c, rows[i], "distances", TOPO_MAX_NODES, cols, &nc) < 0)
+		if (ycfg_seq(c, rows[i], "distances", TOPO_MAX_NODES, cols, &nc) < 0)
 			return -1;
 		if (nc != nr)
-			return err_at(c, rows[i], "distances", "give a square matrix, a row per NUMA cell");
+			return ycfg_err(c, rows[i], "distances", "give a square matrix, a row per NUMA cell");
 		for (j = 0; j < nc; j++) {
-			if (get_int(c, cols[j], "distances", 10, 255, &d) < 0)
+			if (ycfg_int(c, cols[j], "distances", 10, 255, &d) < 0)
 				return -1;
 			t->distance[i][j] = (unsigned)d;
 		}
@@ -168,7 +82,7 @@ static int parse_distances(struct ctx *c, yaml_node_t *n, struct guest_topo *t)
 	return nr;
 }
 
-static int parse_topology(struct ctx *c, yaml_node_t *n, const char *key, int dflt_mem,
+static int parse_topology(struct ycfg *c, yaml_node_t *n, const char *key, int dflt_mem,
 			  struct guest_topo *t)
 {
 	int vcpus = 0, nodes = 0, sockets = 0, cores = 0, threads = 0, mem = dflt_mem, ndist = -1;
@@ -177,44 +91,44 @@ static int parse_topology(struct ctx *c, yaml_node_t *n, const char *key, int df
 	unsigned i, total = 0;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return err_at(c, n, key, "give {vcpus: N, nodes: K, ...}");
-	FOR_PAIRS(c, n, k, v) {
-		const char *ks = scalar(k) ? scalar(k) : "?";
+		return ycfg_err(c, n, key, "give {vcpus: N, nodes: K, ...}");
+	YCFG_FOR_PAIRS(c, n, k, v) {
+		const char *ks = ycfg_scalar(k) ? ycfg_scalar(k) : "?";
 		char sub[96];
 		int r = 0;
 
 		snprintf(sub, sizeof(sub), "%s.%s", key, ks);
 		if (!strcmp(ks, "vcpus"))
-			r = get_int(c, v, sub, 1, TOPO_MAX_VCPUS, &vcpus);
+			r = ycfg_int(c, v, sub, 1, TOPO_MAX_VCPUS, &vcpus);
 		else if (!strcmp(ks, "nodes"))
-			r = get_int(c, v, sub, 0, TOPO_MAX_NODES, &nodes);
+			r = ycfg_int(c, v, sub, 0, TOPO_MAX_NODES, &nodes);
 		else if (!strcmp(ks, "sockets"))
-			r = get_int(c, v, sub, 1, 64, &sockets);
+			r = ycfg_int(c, v, sub, 1, 64, &sockets);
 		else if (!strcmp(ks, "cores"))
-			r = get_int(c, v, sub, 1, 64, &cores);
+			r = ycfg_int(c, v, sub, 1, 64, &cores);
 		else if (!strcmp(ks, "threads"))
-			r = get_int(c, v, sub, 1, 8, &threads);
+			r = ycfg_int(c, v, sub, 1, 8, &threads);
 		else if (!strcmp(ks, "memory"))
-			r = get_int(c, v, sub, 64, 1 << 20, &mem);
+			r = ycfg_int(c, v, sub, 64, 1 << 20, &mem);
 		else if (!strcmp(ks, "cells"))
 			cells = v;
 		else if (!strcmp(ks, "distances"))
 			dist = v;
 		else
-			return err_at(c, k, sub, "unknown key (vcpus, nodes, sockets, cores, threads, memory, cells, distances)");
+			return ycfg_err(c, k, sub, "unknown key (vcpus, nodes, sockets, cores, threads, memory, cells, distances)");
 		if (r < 0)
 			return -1;
 	}
 	if (!vcpus)
-		return err_at(c, n, key, "vcpus is missing");
+		return ycfg_err(c, n, key, "vcpus is missing");
 	if (cells && nodes)
-		return err_at(c, n, key, "give nodes or cells, not both");
+		return ycfg_err(c, n, key, "give nodes or cells, not both");
 	if (topo_make(t, (unsigned)vcpus, cells ? 0 : (unsigned)nodes, (unsigned)mem,
 		      (unsigned)sockets, (unsigned)cores, (unsigned)threads) < 0) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg), "%s", last_err());
-		return err_at(c, n, key, msg);
+		return ycfg_err(c, n, key, msg);
 	}
 	if (cells) {
 		tmp = *t;
@@ -226,7 +140,7 @@ static int parse_topology(struct ctx *c, yaml_node_t *n, const char *key, int df
 			total += tmp.cells[i].ncpus;
 		}
 		if (total != tmp.vcpus)
-			return err_at(c, cells, "cells", "the cells' cpus must add up to vcpus");
+			return ycfg_err(c, cells, "cells", "the cells' cpus must add up to vcpus");
 		tmp.mem_mib = 0;
 		for (i = 0; i < tmp.nnodes; i++)
 			tmp.mem_mib += tmp.cells[i].mem_mib;
@@ -239,175 +153,179 @@ static int parse_topology(struct ctx *c, yaml_node_t *n, const char *key, int df
 		if (ndist < 0)
 			return -1;
 		if ((unsigned)ndist != t->nnodes)
-			return err_at(c, dist, "distances", "give one row per NUMA cell");
+			return ycfg_err(c, dist, "distances", "give one row per NUMA cell");
 	}
 	return 0;
 }
 
-static int parse_list_of_str(struct ctx *c, yaml_node_t *n, const char *key, char (*out)[256],
+static int parse_list_of_str(struct ycfg *c, yaml_node_t *n, const char *key, char (*out)[256],
 			     int *count)
 {
 	yaml_node_t *items[MATRIX_MAX];
 	int i;
 
-	if (seq_items(c, n, key, MATRIX_MAX, items, count) < 0)
+	if (ycfg_seq(c, n, key, MATRIX_MAX, items, count) < 0)
 		return -1;
 	for (i = 0; i < *count; i++)
-		if (get_str(c, items[i], key, out[i], sizeof(out[i])) < 0)
+		if (ycfg_str(c, items[i], key, out[i], sizeof(out[i])) < 0)
 			return -1;
 	return 0;
 }
 
-static int parse_variants(struct ctx *c, yaml_node_t *n, struct matrix *m)
+static bool good_name(const char *s)
+{
+	return *s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == strlen(s);
+}
+
+static int parse_variants(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *items[MATRIX_MAX];
 	int i;
 
-	if (seq_items(c, n, "variants", MATRIX_MAX, items, &m->nvariants) < 0)
+	if (ycfg_seq(c, n, "variants", MATRIX_MAX, items, &m->nvariants) < 0)
 		return -1;
 	for (i = 0; i < m->nvariants; i++) {
-		if (get_str(c, items[i], "variants", m->variants[i], sizeof(m->variants[i])) < 0)
+		if (ycfg_str(c, items[i], "variants", m->variants[i], sizeof(m->variants[i])) < 0)
 			return -1;
-		if (strspn(m->variants[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-		    strlen(m->variants[i]))
-			return err_at(c, items[i], "variants", "a variant name has letters, digits, '.', '_', '-'");
+		if (!good_name(m->variants[i]))
+			return ycfg_err(c, items[i], "variants", "a variant name has letters, digits, '.', '_', '-'");
 	}
 	return 0;
 }
 
 /* kconfigs: scenario names, each with a fragment perf-configs/kconfig/scenarios/NAME.config */
-static int parse_kconfigs(struct ctx *c, yaml_node_t *n, struct matrix *m)
+static int parse_kconfigs(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *items[MATRIX_MAX];
 	char avail[512], msg[700];
 	int i, j;
 
-	if (seq_items(c, n, "kconfigs", MATRIX_MAX, items, &m->nkconfigs) < 0)
+	if (ycfg_seq(c, n, "kconfigs", MATRIX_MAX, items, &m->nkconfigs) < 0)
 		return -1;
 	for (i = 0; i < m->nkconfigs; i++) {
-		if (get_str(c, items[i], "kconfigs", m->kconfigs[i], sizeof(m->kconfigs[i])) < 0)
+		if (ycfg_str(c, items[i], "kconfigs", m->kconfigs[i], sizeof(m->kconfigs[i])) < 0)
 			return -1;
 		if (!kconfig_exists(m->kconfigs[i], avail, sizeof(avail))) {
 			snprintf(msg, sizeof(msg), "no Kconfig scenario '%s' (no %s/scenarios/%s.config); there are: %s",
 				 m->kconfigs[i], kconfig_dir(), m->kconfigs[i], avail[0] ? avail : "none");
-			return err_at(c, items[i], "kconfigs", msg);
+			return ycfg_err(c, items[i], "kconfigs", msg);
 		}
 		for (j = 0; j < i; j++)
 			if (!strcmp(m->kconfigs[j], m->kconfigs[i]))
-				return err_at(c, items[i], "kconfigs", "a scenario is listed twice");
+				return ycfg_err(c, items[i], "kconfigs", "a scenario is listed twice");
 	}
 	return 0;
 }
 
-static int parse_modes(struct ctx *c, yaml_node_t *n, struct matrix *m)
+static int parse_modes(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *items[MATRIX_MAX];
 	int i, count;
 
 	m->normal = m->expedited = false;
-	if (seq_items(c, n, "modes", MATRIX_MAX, items, &count) < 0)
+	if (ycfg_seq(c, n, "modes", MATRIX_MAX, items, &count) < 0)
 		return -1;
 	for (i = 0; i < count; i++) {
-		const char *s = scalar(items[i]);
+		const char *s = ycfg_scalar(items[i]);
 
 		if (s && !strcmp(s, "normal"))
 			m->normal = true;
 		else if (s && !strcmp(s, "expedited"))
 			m->expedited = true;
 		else
-			return err_at(c, items[i], "modes", "give normal and/or expedited");
+			return ycfg_err(c, items[i], "modes", "give normal and/or expedited");
 	}
 	return 0;
 }
 
 /* rcuscale.holdoff: seconds, or "boot" (HOLDOFF_BOOT: until boot has ended) */
-static int get_holdoff(struct ctx *c, yaml_node_t *n, int *out)
+static int get_holdoff(struct ycfg *c, yaml_node_t *n, int *out)
 {
-	if (scalar(n) && !strcmp(scalar(n), "boot")) {
+	if (ycfg_scalar(n) && !strcmp(ycfg_scalar(n), "boot")) {
 		*out = HOLDOFF_BOOT;
 		return 0;
 	}
-	return get_int(c, n, "rcuscale.holdoff (seconds or boot)", 0, 3600, out);
+	return ycfg_int(c, n, "rcuscale.holdoff (seconds or boot)", 0, 3600, out);
 }
 
 /* emulator: shared (QEMU's threads on the vCPUs' PUs) or apart */
-static int get_emulator(struct ctx *c, yaml_node_t *n, bool *apart)
+static int get_emulator(struct ycfg *c, yaml_node_t *n, bool *apart)
 {
-	const char *s = scalar(n);
+	const char *s = ycfg_scalar(n);
 
 	if (s && (!strcmp(s, "apart") || !strcmp(s, "shared"))) {
 		*apart = !strcmp(s, "apart");
 		return 0;
 	}
-	return err_at(c, n, "emulator", "give apart or shared");
+	return ycfg_err(c, n, "emulator", "give apart or shared");
 }
 
-static int parse_rcuscale(struct ctx *c, yaml_node_t *n, struct matrix *m)
+static int parse_rcuscale(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *k, *v;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return err_at(c, n, "rcuscale", "give {nwriters: N, nreaders: N, holdoff: S, writer_holdoff: US}");
-	FOR_PAIRS(c, n, k, v) {
-		const char *ks = scalar(k) ? scalar(k) : "?";
+		return ycfg_err(c, n, "rcuscale", "give {nwriters: N, nreaders: N, holdoff: S, writer_holdoff: US}");
+	YCFG_FOR_PAIRS(c, n, k, v) {
+		const char *ks = ycfg_scalar(k) ? ycfg_scalar(k) : "?";
 		int r;
 
 		if (!strcmp(ks, "nwriters"))
-			r = get_int(c, v, "rcuscale.nwriters", -1, 1024, &m->nwriters);
+			r = ycfg_int(c, v, "rcuscale.nwriters", -1, 1024, &m->nwriters);
 		else if (!strcmp(ks, "nreaders"))
-			r = get_int(c, v, "rcuscale.nreaders", -1, 1024, &m->nreaders);
+			r = ycfg_int(c, v, "rcuscale.nreaders", -1, 1024, &m->nreaders);
 		else if (!strcmp(ks, "holdoff"))
 			r = get_holdoff(c, v, &m->holdoff_s);
 		else if (!strcmp(ks, "writer_holdoff"))
-			r = get_int(c, v, "rcuscale.writer_holdoff", 0, 1000000, &m->writer_holdoff_us);
+			r = ycfg_int(c, v, "rcuscale.writer_holdoff", 0, 1000000, &m->writer_holdoff_us);
 		else
-			return err_at(c, k, ks, "unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff)");
+			return ycfg_err(c, k, ks, "unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff)");
 		if (r < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int parse_probe(struct ctx *c, yaml_node_t *n, struct matrix *m)
+static int parse_probe(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *k, *v, *items[MATRIX_MAX];
 	int i;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return err_at(c, n, "probe", "give {stages: [0, 1, 234], prims: [rcu, \"srcu,tasks\"], calls: N, watchdog: S}");
-	FOR_PAIRS(c, n, k, v) {
-		const char *ks = scalar(k) ? scalar(k) : "?";
+		return ycfg_err(c, n, "probe", "give {stages: [0, 1, 234], prims: [rcu, \"srcu,tasks\"], calls: N, watchdog: S}");
+	YCFG_FOR_PAIRS(c, n, k, v) {
+		const char *ks = ycfg_scalar(k) ? ycfg_scalar(k) : "?";
 
 		if (!strcmp(ks, "stages")) {
-			if (seq_items(c, v, "probe.stages", MATRIX_MAX, items, &m->nprobes) < 0)
+			if (ycfg_seq(c, v, "probe.stages", MATRIX_MAX, items, &m->nprobes) < 0)
 				return -1;
 			for (i = 0; i < m->nprobes; i++) {
-				const char *s = scalar(items[i]);
+				const char *s = ycfg_scalar(items[i]);
 
 				if (!s || !run_probe_stages_ok(s))
-					return err_at(c, items[i], "probe.stages", "give stage digits 0-4, e.g. 0, 1 or 234");
+					return ycfg_err(c, items[i], "probe.stages", "give stage digits 0-4, e.g. 0, 1 or 234");
 				snprintf(m->probe_stages[i], sizeof(m->probe_stages[i]), "%s", s);
 			}
 		} else if (!strcmp(ks, "prims")) {
-			if (seq_items(c, v, "probe.prims", MATRIX_MAX, items, &m->nprims) < 0)
+			if (ycfg_seq(c, v, "probe.prims", MATRIX_MAX, items, &m->nprims) < 0)
 				return -1;
 			for (i = 0; i < m->nprims; i++)
-				if (get_str(c, items[i], "probe.prims", m->probe_prims[i], sizeof(m->probe_prims[i])) < 0)
+				if (ycfg_str(c, items[i], "probe.prims", m->probe_prims[i], sizeof(m->probe_prims[i])) < 0)
 					return -1;
 		} else if (!strcmp(ks, "calls")) {
-			if (get_int(c, v, "probe.calls", 1, 100, &m->probe_calls) < 0)
+			if (ycfg_int(c, v, "probe.calls", 1, 100, &m->probe_calls) < 0)
 				return -1;
 		} else if (!strcmp(ks, "watchdog")) {
-			if (get_int(c, v, "probe.watchdog", 1, 600, &m->probe_watchdog_s) < 0)
+			if (ycfg_int(c, v, "probe.watchdog", 1, 600, &m->probe_watchdog_s) < 0)
 				return -1;
 		} else {
-			return err_at(c, k, ks, "unknown probe key (stages, prims, calls, watchdog)");
+			return ycfg_err(c, k, ks, "unknown probe key (stages, prims, calls, watchdog)");
 		}
 	}
 	return 0;
 }
 
-static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
+static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 {
 	yaml_node_t *k, *v, *topos = NULL, *items[MATRIX_MAX];
 	int i, mem = 512, seed = 1;
@@ -415,12 +333,12 @@ static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
 
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return set_err("%s:1: the file must be a YAML mapping (see perf-configs/README.md)", c->path);
-	FOR_PAIRS(c, root, k, v) {
-		const char *ks = scalar(k) ? scalar(k) : "?";
+	YCFG_FOR_PAIRS(c, root, k, v) {
+		const char *ks = ycfg_scalar(k) ? ycfg_scalar(k) : "?";
 		int r = 0;
 
 		if (!strcmp(ks, "name"))
-			r = get_str(c, v, "name", m->name, sizeof(m->name));
+			r = ycfg_str(c, v, "name", m->name, sizeof(m->name));
 		else if (!strcmp(ks, "variants"))
 			r = parse_variants(c, v, m);
 		else if (!strcmp(ks, "kconfigs"))
@@ -432,31 +350,31 @@ static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
 		else if (!strcmp(ks, "rcuscale"))
 			r = parse_rcuscale(c, v, m);
 		else if (!strcmp(ks, "probe"))
-			r = parse_probe(c, v, m), m->probe_line = line_of(k);
+			r = parse_probe(c, v, m), m->probe_line = ycfg_line(k);
 		else if (!strcmp(ks, "boot_params"))
 			r = parse_list_of_str(c, v, "boot_params", m->boot_params, &m->nboot_params);
 		else if (!strcmp(ks, "reps"))
-			r = get_int(c, v, "reps", 1, 10000, &m->reps);
+			r = ycfg_int(c, v, "reps", 1, 10000, &m->reps);
 		else if (!strcmp(ks, "timeout"))
-			r = get_int(c, v, "timeout", 1, 86400, &m->timeout_s);
+			r = ycfg_int(c, v, "timeout", 1, 86400, &m->timeout_s);
 		else if (!strcmp(ks, "memory"))
-			r = get_int(c, v, "memory", 64, 1 << 20, &mem);
+			r = ycfg_int(c, v, "memory", 64, 1 << 20, &mem);
 		else if (!strcmp(ks, "seed"))
-			r = get_int(c, v, "seed", 0, 1 << 30, &seed);
+			r = ycfg_int(c, v, "seed", 0, 1 << 30, &seed);
 		else if (!strcmp(ks, "emulator"))
 			r = get_emulator(c, v, &m->emulator_apart);
 		else
-			return err_at(c, k, ks, "unknown key (name, variants, kconfigs, topologies, modes, rcuscale, "
+			return ycfg_err(c, k, ks, "unknown key (name, variants, kconfigs, topologies, modes, rcuscale, "
 				      "probe, boot_params, reps, timeout, memory, seed, emulator)");
 		if (r < 0)
 			return -1;
 	}
 	m->seed = (unsigned long long)seed;
 	if (!m->nvariants)
-		return err_at(c, root, "variants", "missing: list the kernel variants to run");
+		return ycfg_err(c, root, "variants", "missing: list the kernel variants to run");
 	if (!topos)
-		return err_at(c, root, "topologies", "missing: list at least one guest topology");
-	if (seq_items(c, topos, "topologies", MATRIX_MAX, items, &m->ntopos) < 0)
+		return ycfg_err(c, root, "topologies", "missing: list at least one guest topology");
+	if (ycfg_seq(c, topos, "topologies", MATRIX_MAX, items, &m->ntopos) < 0)
 		return -1;
 	for (i = 0; i < m->ntopos; i++) {
 		char key[32];
@@ -468,16 +386,14 @@ static int parse_top(struct ctx *c, yaml_node_t *root, struct matrix *m)
 	if (m->nprobes && !have_modes)
 		m->normal = false;	/* a probe matrix runs no rcuscale cells unless asked */
 	if (!m->normal && !m->expedited && !m->nprobes)
-		return err_at(c, root, "modes", "nothing to run: give modes and/or probe stages");
+		return ycfg_err(c, root, "modes", "nothing to run: give modes and/or probe stages");
 	return 0;
 }
 
 int matrix_load(const char *path, struct matrix *m)
 {
-	yaml_parser_t parser;
 	yaml_document_t doc;
-	struct ctx c = { .path = path, .doc = &doc };
-	FILE *f = fopen(path, "re");
+	struct ycfg c = { .path = path, .doc = &doc };
 	const char *base;
 	int ret;
 
@@ -496,22 +412,36 @@ int matrix_load(const char *path, struct matrix *m)
 	snprintf(m->kconfigs[0], sizeof(m->kconfigs[0]), "%s", KCONFIG_DEFAULT);
 	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	snprintf(m->name, sizeof(m->name), "%.*s", (int)strcspn(base, "."), base);
-	if (!f)
-		return set_err("cannot open matrix %s: %s", path, strerror(errno));
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, &doc)) {
-		ret = set_err("%s:%zu: not valid YAML: %s", path, parser.problem_mark.line + 1,
-			      parser.problem ? parser.problem : "?");
-		yaml_parser_delete(&parser);
-		fclose(f);
-		return ret;
-	}
+	if (ycfg_load(path, "matrix", &doc) < 0)
+		return -1;
 	ret = parse_top(&c, yaml_document_get_root_node(&doc), m);
 	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
-	fclose(f);
 	return ret;
+}
+
+int matrix_override(struct matrix *m, const char *name, const char *variants)
+{
+	char buf[MATRIX_MAX * 64], *tok, *save = NULL;
+
+	if (name && (strlen(name) >= sizeof(m->name) || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@:/") != strlen(name) || !*name))
+		return set_err("--name '%s': give at most %zu letters, digits or ._-@:/", name, sizeof(m->name) - 1);
+	if (name)
+		snprintf(m->name, sizeof(m->name), "%s", name);
+	if (!variants)
+		return 0;
+	if (strlen(variants) >= sizeof(buf))
+		return set_err("--variants: too long");
+	snprintf(buf, sizeof(buf), "%s", variants);
+	m->nvariants = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (m->nvariants == MATRIX_MAX)
+			return set_err("--variants: at most %d variants", MATRIX_MAX);
+		if (!good_name(tok) || strlen(tok) >= sizeof(m->variants[0]))
+			return set_err("--variants: '%s': a variant name has letters, digits, '.', '_', '-'", tok);
+		snprintf(m->variants[m->nvariants++], sizeof(m->variants[0]), "%s", tok);
+	}
+	return m->nvariants ? 0 : set_err("--variants: give at least one variant");
 }
 
 /* splitmix64: small, seedable, the same everywhere */
@@ -528,6 +458,7 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 {
 	run_spec_init(s);
 	snprintf(s->matrix, sizeof(s->matrix), "%s", m->name);
+	snprintf(s->schedule, sizeof(s->schedule), "%s", m->schedule);
 	snprintf(s->kconfig, sizeof(s->kconfig), "%s", m->kconfigs[p->kconfig]);
 	s->rep = p->rep;
 	s->topo = m->topos[p->topo];

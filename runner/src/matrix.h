@@ -33,6 +33,7 @@ struct matrix {
 	bool emulator_apart;		/* emulator: apart */
 	int reps, timeout_s;
 	unsigned long long seed;
+	char schedule[64];		/* set by rcuwb nightly: stored with every run */
 };
 
 /* One planned run: indexes into the matrix's dimensions. */
@@ -55,6 +56,12 @@ int matrix_load(const char *path, struct matrix *m);
  * the host lands on both sides of every comparison.
  */
 int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n);
+/*
+ * Replace what the file says by what the command line says: the matrix's
+ * name (name, NULL = keep) and its kernel variants (variants, a
+ * comma-separated list, NULL = keep).
+ */
+int matrix_override(struct matrix *m, const char *name, const char *variants);
 /* The run spec of a planned run (kernel left NULL: the caller sets it). */
 void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run_spec *s);
 

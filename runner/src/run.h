@@ -27,6 +27,7 @@ enum gp_mode { GP_NORMAL, GP_EXPEDITED };
 
 struct run_spec {
 	char matrix[64];		/* matrix name, "adhoc" for single runs */
+	char schedule[64];		/* the schedule of a nightly round (rcuwb nightly), "" otherwise */
 	int rep;			/* repetition within the cell */
 	enum run_kind kind;
 	const struct kernel_build *kernel;

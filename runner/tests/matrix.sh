@@ -4,7 +4,7 @@
 # SIGKILL in the middle leaves no guest behind and resumes to a complete set;
 # Kconfig scenarios as a dimension (kconfigs: [tiny, tree], needs
 # 'make kernel VARIANTS=after KCONFIGS=tree'); what a kernel cannot do (probe
-# stages on stock) refused before any guest boots; schema migrations 1-4 -> 5.
+# stages on stock) refused before any guest boots; schema migrations 1-5 -> 6.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch matrix
@@ -72,13 +72,16 @@ check "summary counts it as host-busy" grep -q 'not ok: 1 host-busy' <<< "$("$rc
 
 # A database of schema 1 (before host_other_cpu and probes.call/evidence)
 # is brought up to date in place, its runs untouched.
-drop5="ALTER TABLE runs DROP COLUMN kconfig; ALTER TABLE runs DROP COLUMN kconfig_sha"
+drop6="DROP INDEX runs_schedule; DROP TABLE rounds; DROP TABLE changepoints;
+	ALTER TABLE runs DROP COLUMN commit_id; ALTER TABLE runs DROP COLUMN commit_date;
+	ALTER TABLE runs DROP COLUMN schedule"
+drop5="$drop6; ALTER TABLE runs DROP COLUMN kconfig; ALTER TABLE runs DROP COLUMN kconfig_sha"
 cp "$db" "$work/v1.db"
 sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; ALTER TABLE probes DROP COLUMN call;
 	ALTER TABLE probes DROP COLUMN evidence; ALTER TABLE runs DROP COLUMN source;
 	ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=1"
 "$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
-expect "schema 1 database migrated, runs kept" "5|6|0" \
+expect "schema 1 database migrated, runs kept" "6|6|0" \
 	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
 expect "schema 1 database: probes gain call and evidence" "2" \
 	"$(sqlite3 "$work/v1.db" "SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence')")"
@@ -87,7 +90,7 @@ cp "$db" "$work/v2.db"
 sqlite3 "$work/v2.db" "ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence;
 	ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=2"
 "$rcuwb" -d "$work/v2.db" summary --probes >/dev/null
-expect "schema 2 database migrated, runs and columns there" "5|6|2" \
+expect "schema 2 database migrated, runs and columns there" "6|6|2" \
 	"$(sqlite3 "$work/v2.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
@@ -101,7 +104,7 @@ old_db() {
 	"$rcuwb" -d "$work/v$1.db" summary -M mt >/dev/null
 }
 old_db 3 "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5"
-expect "schema 3 database migrated: runs kept, source and build_key added" "5|6|2" \
+expect "schema 3 database migrated: runs kept, source and build_key added" "6|6|2" \
 	"$(sqlite3 "$work/v3.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('source', 'build_key'))")"
@@ -110,13 +113,22 @@ check "every run records its kernel's source and build key" \
 # and one of schema 4 (before runs.kconfig and runs.kconfig_sha): its runs
 # keep a NULL scenario, which is tiny
 old_db 4 "$drop5"
-expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "5|6|2|0" \
+expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "6|6|2|0" \
 	"$(sqlite3 "$work/v4.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('kconfig', 'kconfig_sha')) || '|' ||
 		(SELECT COUNT(kconfig) FROM runs WHERE matrix='mt')")"
 check "every run records its Kconfig scenario and the fragments' hash" \
 	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND kconfig = 'tiny' AND length(kconfig_sha) = 16")" = 6
+# and one of schema 5 (before runs.commit_id, commit_date, schedule and the
+# rounds and changepoints tables)
+old_db 5 "$drop6"
+expect "schema 5 database migrated: runs kept, commit and schedule columns and the history tables added" "6|6|3|2" \
+	"$(sqlite3 "$work/v5.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
+		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('commit_id', 'commit_date', 'schedule')) || '|' ||
+		(SELECT COUNT(*) FROM sqlite_master WHERE name IN ('rounds', 'changepoints'))")"
+check "a Debian kernel's runs have no commit id" test "$(q "SELECT COUNT(commit_id) FROM runs WHERE matrix='mt'")" = 0
 
 # Kconfig scenarios: one cell, the kernel in tiny and in tree; each run
 # stores its scenario, and summary shows the two apart.

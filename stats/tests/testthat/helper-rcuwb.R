@@ -15,7 +15,7 @@ RCUWB_SCHEMA <- c(
      libvirt_version TEXT, host TEXT, host_pus INTEGER, pinned TEXT, oversub REAL, started_at TEXT,
      ended_at TEXT, wall_s REAL, outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER,
      guest_nodes INTEGER, boot_time_us INTEGER, gps INTEGER, batches INTEGER, run_dir TEXT,
-     host_other_cpu REAL, kconfig TEXT)",
+     host_other_cpu REAL, kconfig TEXT, commit_id TEXT, commit_date TEXT, schedule TEXT)",
   "CREATE TABLE samples(run_id INTEGER, writer INTEGER, seq INTEGER, duration_ns INTEGER)",
   "CREATE TABLE probes(run_id INTEGER, stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER,
      outcome TEXT, gp_exp INTEGER, gp_normal INTEGER)"
