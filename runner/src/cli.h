@@ -22,6 +22,10 @@ int do_rerun(int argc, char **argv);
 int do_report(int argc, char **argv);
 int do_gate(int argc, char **argv);
 int do_summary(int argc, char **argv);
+int do_nightly(int argc, char **argv);
+int do_schedule(int argc, char **argv);
+int do_history(int argc, char **argv);
+int do_bisect(int argc, char **argv);
 
 /* Strict number parsing: -1 with set_err() naming the option and the value. */
 int parse_int(const char *opt, const char *val, int min, int max, int *out);

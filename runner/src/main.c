@@ -32,6 +32,10 @@ static const struct cmd cmds[] = {
 	{ "report", do_report, "statistics report (Markdown + HTML, plots) of the results database (R)" },
 	{ "gate", do_gate, "regression gate: exit 0 pass, 1 slowdown, 2 hard failure, 3 not enough data" },
 	{ "summary", do_summary, "per-cell table of stored runs: runs, samples, p50/p90/p99" },
+	{ "nightly", do_nightly, "one scheduled round: new commit -> build, run, gate, change points, notify" },
+	{ "schedule", do_schedule, "install, list or remove a schedule's systemd timer (or print a crontab line)" },
+	{ "bisect", do_bisect, "find the first commit of a range whose runs belong with the slow end" },
+	{ "history", do_history, "per-commit history of a schedule: change points (list, ack), dashboard" },
 	{ "help", do_help, "this text" },
 };
 

@@ -500,7 +500,7 @@ changepoint_set_state <- function(con, id, state, why = NA_character_, now = now
 # The stored change points, optionally of one schedule and in some states,
 # newest first.
 changepoints_list <- function(con, schedule = NULL, state = NULL) {
-  changepoints_init(con)
+  if (!DBI::dbExistsTable(con, "changepoints")) changepoints_init(con)
   where <- character()
   params <- list()
   if (!is.null(schedule)) {

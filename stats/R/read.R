@@ -33,8 +33,9 @@ host_busy <- function(runs) {
 }
 
 # Open `db` (a path or a connection) and call `fn(con)`; close it again if we
-# opened it.
-with_db <- function(db, fn) {
+# opened it.  Read-only unless `write` (the change-point state is the only
+# thing the R side writes; it waits up to 10 s for a runner's write).
+with_db <- function(db, fn, write = FALSE) {
   if (inherits(db, "DBIConnection")) {
     return(fn(db))
   }
@@ -46,9 +47,10 @@ with_db <- function(db, fn) {
   }
   con <- DBI::dbConnect(
     RSQLite::SQLite(), db,
-    flags = RSQLite::SQLITE_RO, bigint = "numeric"
+    flags = if (write) RSQLite::SQLITE_RW else RSQLite::SQLITE_RO, bigint = "numeric"
   )
   on.exit(DBI::dbDisconnect(con), add = TRUE)
+  if (write) DBI::dbExecute(con, "PRAGMA busy_timeout = 10000")
   fn(con)
 }
 

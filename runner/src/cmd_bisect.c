@@ -1,0 +1,363 @@
+/*
+ * cmd_bisect.c: rcuwb bisect: the first commit of a first-parent range
+ * whose runs belong with the bad end, found by measuring.
+ *
+ * The ends are measured first (interleaved) and must differ (the gate says
+ * SLOWDOWN of bad against good).  Each step builds and runs the middle
+ * commit of what is left and gates it against both ends (the rule is in
+ * classify()).
+ * Undecided steps get more runs, up to --max-reps; a commit that does not
+ * build, or stays undecided, is skipped (as git bisect skip).  Every run
+ * is stored under matrix "bisect@GOOD12..BAD12", so a bisection that was
+ * interrupted repeats no finished run when it is started again: it
+ * recomputes each finished step from the stored runs.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "commits.h"
+#include "common.h"
+#include "matrix.h"
+#include "proc.h"
+#include "schedule.h"
+
+static const char bisect_help[] =
+	"Usage: rcuwb bisect --good REV --bad REV [OPTIONS] SCHEDULE\n"
+	"\n"
+	"Find the first commit between GOOD and BAD (the branch's first-parent commits\n"
+	"after GOOD, up to BAD) whose grace-period latency belongs with BAD, in the\n"
+	"repository and matrix of SCHEDULE (perf-configs/schedules/NAME.yaml or a path).\n"
+	"Each step builds a commit, runs it, and gates it against both ends; a step\n"
+	"that cannot decide gets more runs, up to --max-reps; a commit that does not\n"
+	"build or stays undecided is skipped.  Started again, a bisection repeats no\n"
+	"run it finished.\n"
+	"\n"
+	"  -g, --good REV       a commit without the slowdown\n"
+	"  -b, --bad REV        a later commit with it\n"
+	"  -c, --cell CELL      the matrix cell to measure (default: its first)\n"
+	"  -s, --stat STAT      the gated statistic (default mean)\n"
+	"  -r, --reps N         runs per commit and step (default 4)\n"
+	"  -m, --max-reps N     runs per commit at most (default 12)\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Exit: 0 found (the commit is printed, and in JSON with the evidence of each\n"
+	"step), 1 an error (one line says which), 3 not found (the ends do not differ,\n"
+	"or every candidate was skipped).\n";
+
+struct bisect {
+	const char *good_rev, *bad_rev, *cell, *stat, *sched;
+	int reps, max_reps;
+	struct schedule s;
+	struct matrix m;
+	char repo[PATH_MAX], name[64], good[48], bad[48];
+	char cellname[192];
+	char (*commits)[48];
+	int n;
+	json_object *steps;
+};
+
+static int parse_opts(int argc, char **argv, struct bisect *b)
+{
+	static const struct option opts[] = {
+		{ "good", required_argument, NULL, 'g' }, { "bad", required_argument, NULL, 'b' },
+		{ "cell", required_argument, NULL, 'c' }, { "stat", required_argument, NULL, 's' },
+		{ "reps", required_argument, NULL, 'r' }, { "max-reps", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	int c, ret = 0;
+
+	b->stat = "mean";
+	b->reps = 4;
+	b->max_reps = 12;
+	while (ret == 0 && (c = getopt_long(argc, argv, "g:b:c:s:r:m:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'g': b->good_rev = optarg; break;
+		case 'b': b->bad_rev = optarg; break;
+		case 'c': b->cell = optarg; break;
+		case 's': b->stat = optarg; break;
+		case 'r': ret = parse_int("--reps", optarg, 3, 1000, &b->reps); break;
+		case 'm': ret = parse_int("--max-reps", optarg, 3, 1000, &b->max_reps); break;
+		case 'h': print_usage(bisect_help); return 1;
+		default: return bad_usage("bisect");
+		}
+	}
+	if (ret)
+		return ret;
+	if (optind != argc - 1 || !b->good_rev || !b->bad_rev)
+		return set_err("bisect takes --good REV --bad REV and one schedule: see 'rcuwb bisect --help'");
+	if (b->max_reps < b->reps)
+		b->max_reps = b->reps;
+	b->sched = argv[optind];
+	return 0;
+}
+
+/* The first-parent commits after good up to bad, oldest first. */
+static int list_commits(struct bisect *b)
+{
+	const char *argv[] = { "git", "-C", b->repo, "rev-list", "--first-parent", "--reverse", NULL, NULL };
+	char range[120];
+	struct buf out = { 0 };
+	char *line, *save = NULL;
+	int rc;
+
+	snprintf(range, sizeof(range), "%s..%s", b->good, b->bad);
+	argv[6] = range;
+	rc = proc_run(argv, NULL, &out);
+	if (rc != 0) {
+		buf_free(&out);
+		return rc < 0 ? -1 : set_err("git rev-list %s failed in %s", range, b->repo);
+	}
+	b->commits = calloc(out.len / 41 + 1, sizeof(*b->commits));
+	if (!b->commits) {
+		buf_free(&out);
+		return set_err("out of memory");
+	}
+	for (line = strtok_r(out.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		snprintf(b->commits[b->n++], sizeof(b->commits[0]), "%s", line);
+	buf_free(&out);
+	if (!b->n || strcmp(b->commits[b->n - 1], b->bad))
+		return set_err("%.12s is not a first-parent descendant of %.12s", b->bad, b->good);
+	return 0;
+}
+
+/* The cell to run: --cell, or the matrix's first. */
+static int pick_cell(struct bisect *b)
+{
+	struct planned_run *runs = NULL;
+	size_t n = 0, i;
+
+	if (matrix_expand(&b->m, &runs, &n) < 0)
+		return -1;
+	snprintf(b->cellname, sizeof(b->cellname), "%s", b->cell ? b->cell : runs[0].cell);
+	for (i = 0; i < n && strcmp(runs[i].cell, b->cellname); i++)
+		;
+	free(runs);
+	return i < n ? 0 : set_err("--cell '%s': not a cell of %s (see rcuwb run --dry-run)", b->cellname, b->m.path);
+}
+
+/* Run commits (variants a[,b,c]) to `reps` runs each (stored runs count). */
+static int measure(struct bisect *b, const char *vars, int reps)
+{
+	struct commit_run cr = { .matrix_path = b->m.path, .name = b->name, .variants = vars,
+				 .cell = b->cellname, .reps = reps, .resume = true, .jobs = b->s.jobs };
+
+	return commit_run(&cr);
+}
+
+/* Gate candidate against baseline on the bisection's runs: exit code, text in t. */
+static int gate(struct bisect *b, const char *base, const char *cand, struct buf *t)
+{
+	const char *extra[] = { "--stat", b->stat, NULL };
+
+	t->len = 0;
+	return commit_gate(base, cand, b->name, extra, NULL, t);
+}
+
+/* The gate's verdict line of the stat ("    PASS         mean ..."), trimmed. */
+static void verdict_line(const struct buf *t, const char *stat, char *out, size_t cap)
+{
+	char key[40];
+	const char *p;
+
+	snprintf(out, cap, "-");
+	snprintf(key, sizeof(key), " %s ", stat);
+	for (p = t->data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		size_t len = strcspn(p, "\n");
+		const char *hit = strstr(p, key);
+
+		if (hit && hit < p + len && strstr(p, "[")) {
+			while (*p == ' ')
+				p++, len--;
+			snprintf(out, cap, "%.*s", (int)len, p);
+		}
+	}
+}
+
+enum side { SIDE_GOOD, SIDE_BAD, SIDE_UNDECIDED, SIDE_SKIP };
+
+/*
+ * A commit is bad when the gate finds it slower than the good end
+ * (SLOWDOWN) and does not find the bad end slower than it; good when the
+ * gate finds the bad end slower than it and it passes against the good end;
+ * undecided otherwise (the comparisons are inconclusive or contradict).
+ */
+static enum side classify(int vs_good, int bad_vs)
+{
+	if (vs_good == 1 && bad_vs != 1)
+		return SIDE_BAD;
+	if (bad_vs == 1 && vs_good == 0)
+		return SIDE_GOOD;
+	return SIDE_UNDECIDED;
+}
+
+static void add_step(struct bisect *b, const char *commit, const char *subject, int reps, const char *side,
+		     const char *vs_good, const char *bad_vs)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "commit", json_object_new_string(commit));
+	json_object_object_add(o, "subject", json_object_new_string(subject));
+	json_object_object_add(o, "runs", json_object_new_int(reps));
+	json_object_object_add(o, "side", json_object_new_string(side));
+	json_object_object_add(o, "vs_good", json_object_new_string(vs_good));
+	json_object_object_add(o, "bad_vs", json_object_new_string(bad_vs));
+	json_object_array_add(b->steps, o);
+	info("bisect: %.12s %-9s %d runs  %s\n", commit, side, reps, subject);
+	info("    against good: %s\n    bad against it: %s\n", vs_good, bad_vs);
+}
+
+/* Measure and classify one commit. */
+static enum side step(struct bisect *b, const char *commit)
+{
+	char var[64], gv[64], bv[64], vars[200], subject[256] = "", l1[512], l2[512];
+	struct buf t = { 0 };
+	enum side side = SIDE_UNDECIDED;
+	int reps, g = -1, k = -1;
+
+	git_line(b->repo, subject, sizeof(subject), "show", "-s", "--format=%s", commit, NULL);
+	commit_variant(b->repo, commit, var, sizeof(var));
+	commit_variant(b->repo, b->good, gv, sizeof(gv));
+	commit_variant(b->repo, b->bad, bv, sizeof(bv));
+	if (commit_build(b->repo, commit, &b->m) < 0) {
+		add_step(b, commit, subject, 0, "skip", last_err(), "-");
+		return SIDE_SKIP;
+	}
+	snprintf(vars, sizeof(vars), "%s", var);
+	for (reps = b->reps; side == SIDE_UNDECIDED && reps <= b->max_reps; reps += b->reps) {
+		if (measure(b, vars, reps) < 0) {
+			add_step(b, commit, subject, reps, "skip", last_err(), "-");
+			buf_free(&t);
+			return SIDE_SKIP;
+		}
+		g = gate(b, gv, var, &t);
+		verdict_line(&t, b->stat, l1, sizeof(l1));
+		k = gate(b, var, bv, &t);
+		verdict_line(&t, b->stat, l2, sizeof(l2));
+		side = classify(g, k);
+		if (side != SIDE_UNDECIDED || reps + b->reps > b->max_reps)
+			break;
+	}
+	add_step(b, commit, subject, reps > b->max_reps ? b->max_reps : reps,
+		 side == SIDE_BAD ? "bad" : side == SIDE_GOOD ? "good" : "skip", l1, l2);
+	buf_free(&t);
+	return side == SIDE_UNDECIDED ? SIDE_SKIP : side;
+}
+
+/* The ends, interleaved, until the gate separates them (or max-reps). */
+static int ends(struct bisect *b)
+{
+	char gv[64], bv[64], vars[140], line[512];
+	struct buf t = { 0 };
+	int reps, rc = -1;
+
+	commit_variant(b->repo, b->good, gv, sizeof(gv));
+	commit_variant(b->repo, b->bad, bv, sizeof(bv));
+	if (commit_build(b->repo, b->good, &b->m) < 0 || commit_build(b->repo, b->bad, &b->m) < 0)
+		return -1;
+	snprintf(vars, sizeof(vars), "%s,%s", gv, bv);
+	for (reps = b->reps; reps <= b->max_reps; reps += b->reps) {
+		if (measure(b, vars, reps) < 0)
+			break;
+		rc = gate(b, gv, bv, &t);
+		if (rc == 1 || rc == 2)
+			break;
+	}
+	verdict_line(&t, b->stat, line, sizeof(line));
+	info("bisect: ends: %.12s (good) against %.12s (bad): %s\n", b->good, b->bad, line);
+	buf_free(&t);
+	if (rc == 2 || rc < 0)
+		return set_err("the gate could not compare the ends (see above)");
+	if (rc != 1)
+		return 1;
+	return 0;
+}
+
+static int bisect_range(struct bisect *b, int *first_bad)
+{
+	int lo = -1, hi = b->n - 1;	/* commits[lo] good (-1: the good end), commits[hi] bad */
+	char *skip = calloc((size_t)b->n, 1);
+
+	if (!skip)
+		return set_err("out of memory");
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2, off, pick = -1;
+		enum side s;
+
+		/* the middle, or the nearest candidate not skipped */
+		for (off = 0; off < hi - lo && pick < 0; off++) {
+			if (mid + off < hi && !skip[mid + off])
+				pick = mid + off;
+			else if (mid - off > lo && !skip[mid - off])
+				pick = mid - off;
+		}
+		if (pick < 0)
+			break;
+		s = step(b, b->commits[pick]);
+		if (s == SIDE_BAD)
+			hi = pick;
+		else if (s == SIDE_GOOD)
+			lo = pick;
+		else
+			skip[pick] = 1;
+	}
+	*first_bad = hi;
+	free(skip);
+	return hi - lo == 1 ? 0 : 1;
+}
+
+int do_bisect(int argc, char **argv)
+{
+	struct bisect b = { 0 };
+	json_object *out;
+	int rc, first = -1;
+
+	rc = parse_opts(argc, argv, &b);
+	if (rc)
+		return rc > 0 ? 0 : -1;
+	if (schedule_load(b.sched, &b.s) < 0)
+		return -1;
+	if (matrix_load(b.s.matrix, &b.m) < 0 || schedule_repo(&b.s, b.repo, sizeof(b.repo)) < 0 ||
+	    commit_resolve(b.repo, b.good_rev, b.good, sizeof(b.good)) < 0 ||
+	    commit_resolve(b.repo, b.bad_rev, b.bad, sizeof(b.bad)) < 0 || list_commits(&b) < 0 ||
+	    pick_cell(&b) < 0) {
+		schedule_free(&b.s);
+		free(b.commits);
+		return -1;
+	}
+	snprintf(b.name, sizeof(b.name), "bisect@%.12s..%.12s", b.good, b.bad);
+	b.steps = json_object_new_array();
+	info("bisect: %d commits after %.12s up to %.12s; cell %s, statistic %s, matrix %s\n", b.n, b.good,
+	     b.bad, b.cellname, b.stat, b.name);
+	rc = ends(&b);
+	if (rc == 0)
+		rc = bisect_range(&b, &first);
+	out = json_object_new_object();
+	json_object_object_add(out, "good", json_object_new_string(b.good));
+	json_object_object_add(out, "bad", json_object_new_string(b.bad));
+	json_object_object_add(out, "cell", json_object_new_string(b.cellname));
+	json_object_object_add(out, "stat", json_object_new_string(b.stat));
+	json_object_object_add(out, "matrix", json_object_new_string(b.name));
+	json_object_object_add(out, "steps", b.steps);
+	if (rc == 0) {
+		char subject[256] = "";
+
+		git_line(b.repo, subject, sizeof(subject), "show", "-s", "--format=%s", b.commits[first], NULL);
+		json_object_object_add(out, "first_bad", json_object_new_string(b.commits[first]));
+		if (!json_output)
+			printf("first bad commit: %s %s\n", b.commits[first], subject);
+	} else if (rc == 1 && !json_output) {
+		printf("not found: %s\n", first < 0 ? "the ends do not differ at the runs allowed (--max-reps)"
+			: "every candidate left was skipped");
+	}
+	if (json_output)
+		printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+	json_object_put(out);
+	schedule_free(&b.s);
+	free(b.commits);
+	return rc < 0 ? -1 : rc == 1 ? 3 : 0;
+}

@@ -1,0 +1,176 @@
+/*
+ * commits.c: measuring git commits.
+ *
+ * rcuwb nightly and rcuwb bisect measure commits of a git branch: each
+ * commit becomes a kernel variant (a variant file "source git REPO COMMIT"
+ * that build/kernel.sh builds), runs as a variant of a matrix (rcuwb run,
+ * this program, as a child) and is compared by the gate (stats/gate.R).
+ */
+#define _GNU_SOURCE
+#include "commits.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kernel.h"
+#include "proc.h"
+
+int git_line(const char *repo, char *out, size_t cap, ...)
+{
+	const char *argv[12] = { "git", "-C", repo };
+	int n = 3;
+	va_list ap;
+
+	va_start(ap, cap);
+	while (n < 11 && (argv[n] = va_arg(ap, const char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return proc_line(argv, out, cap);
+}
+
+int commit_resolve(const char *repo, const char *rev, char *out, size_t cap)
+{
+	char spec[300];
+
+	snprintf(spec, sizeof(spec), "%s^{commit}", rev);
+	if (git_line(repo, out, cap, "rev-parse", "-q", "--verify", spec, NULL) < 0)
+		return set_err("%s has no commit, tag or branch '%s'", repo, rev);
+	return 0;
+}
+
+static void repo_label(const char *repo, char *out, size_t cap)
+{
+	const char *b = strrchr(repo, '/') ? strrchr(repo, '/') + 1 : repo;
+	size_t n = strlen(b);
+
+	if (n > 4 && !strcmp(b + n - 4, ".git"))
+		n -= 4;
+	snprintf(out, cap, "%.*s", (int)(n < 40 ? n : 40), b);
+}
+
+void commit_variant(const char *repo, const char *commit, char *var, size_t cap)
+{
+	char label[48];
+
+	repo_label(repo, label, sizeof(label));
+	snprintf(var, cap, "%s.%.12s", label, commit);
+}
+
+static int write_variant(const char *repo, const char *var, const char *commit)
+{
+	char path[PATH_MAX], text[PATH_MAX + 128];
+
+	if (path_fmt(path, sizeof(path), "%s/nightly/variants/%s", cache_dir(), var) < 0)
+		return -1;
+	snprintf(text, sizeof(text), "# rcuwb: commit %s of %s\nsource git %s %s\n", commit, repo, repo, commit);
+	return write_file(path, text, strlen(text));
+}
+
+static int kernel_sh(const char *var, const char *kconfig)
+{
+	char script[PATH_MAX];
+	const char *argv[] = { script, var, kconfig, NULL };
+	int rc;
+
+	snprintf(script, sizeof(script), "%s/build/kernel.sh", RCUWB_SRCDIR);
+	rc = proc_run(argv, NULL, NULL);
+	return rc == 0 ? 0 : rc < 0 ? -1 : set_err("build/kernel.sh %s %s failed (exit %d; see above)", var, kconfig, rc);
+}
+
+int commit_build(const char *repo, const char *commit, const struct matrix *m)
+{
+	char work[64], label[48], var[64], dir[PATH_MAX], path[PATH_MAX];
+	int i;
+
+	if (path_fmt(dir, sizeof(dir), "%s/nightly/variants", cache_dir()) < 0 || mkdir_p(dir) < 0)
+		return -1;
+	/* build/kernel.sh reads $RCUWB_CHANGES/variants/VARIANT (these variants have no patches) */
+	dir[strlen(dir) - strlen("/variants")] = '\0';
+	setenv("RCUWB_CHANGES", dir, 1);
+	repo_label(repo, label, sizeof(label));
+	snprintf(work, sizeof(work), "%s.work", label);
+	commit_variant(repo, commit, var, sizeof(var));
+	for (i = 0; i < m->nkconfigs; i++) {
+		if (path_fmt(path, sizeof(path), "%s/kernels/%s/%s/build.json", cache_dir(), var, m->kconfigs[i]) < 0)
+			return -1;
+		if (access(path, R_OK) == 0)
+			continue;
+		if (write_variant(repo, work, commit) < 0 || kernel_sh(work, m->kconfigs[i]) < 0 ||
+		    write_variant(repo, var, commit) < 0 || kernel_sh(var, m->kconfigs[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int commit_run(const struct commit_run *cr)
+{
+	const char *argv[32];
+	char reps[16], jobs[16];
+	int n = 0, rc;
+
+	argv[n++] = proc_self();
+	argv[n++] = "-d";
+	argv[n++] = opt_db;
+	argv[n++] = "-c";
+	argv[n++] = opt_uri;
+	if (quiet || json_output)
+		argv[n++] = "-q";
+	argv[n++] = "run";
+	if (cr->resume)
+		argv[n++] = "--resume";
+	snprintf(jobs, sizeof(jobs), "%d", cr->jobs > 0 ? cr->jobs : 1);
+	argv[n++] = "-J";
+	argv[n++] = jobs;
+	argv[n++] = "--name";
+	argv[n++] = cr->name;
+	argv[n++] = "--variants";
+	argv[n++] = cr->variants;
+	if (cr->schedule) {
+		argv[n++] = "--schedule";
+		argv[n++] = cr->schedule;
+	}
+	if (cr->cell) {
+		argv[n++] = "--cell";
+		argv[n++] = cr->cell;
+	}
+	if (cr->reps > 0) {
+		snprintf(reps, sizeof(reps), "%d", cr->reps);
+		argv[n++] = "--reps";
+		argv[n++] = reps;
+	}
+	argv[n++] = cr->matrix_path;
+	argv[n] = NULL;
+	rc = proc_run(argv, NULL, NULL);
+	return rc == 0 ? 0 : rc < 0 ? -1 : set_err("rcuwb run %s failed (exit %d; see above)", cr->name, rc);
+}
+
+int commit_gate(const char *baseline, const char *candidate, const char *name, const char *const *extra,
+		const char *json, struct buf *text)
+{
+	char script[PATH_MAX];
+	const char *argv[40] = { "Rscript", script, "--db", opt_db, "--baseline", baseline, "--candidate",
+				 candidate, "--matrix", name };
+	int n = 10;
+
+	snprintf(script, sizeof(script), "%s/stats/gate.R", RCUWB_SRCDIR);
+	while (extra && *extra && n < 34)
+		argv[n++] = *extra++;
+	if (json) {
+		argv[n++] = "--json";
+		argv[n++] = json;
+	}
+	if (!text && (quiet || json_output))
+		argv[n++] = "--quiet";
+	argv[n] = NULL;
+	return proc_run(argv, NULL, text);
+}
+
+const char *gate_verdict(int rc)
+{
+	return rc == 0 ? "PASS" : rc == 1 ? "SLOWDOWN" : rc == 3 ? "INCONCLUSIVE" : "FAILED";
+}

@@ -1,0 +1,52 @@
+/* commits.h: measuring git commits: a commit as kernel variant REPO.COMMIT12, built, run, gated. */
+#ifndef RCUWB_COMMITS_H
+#define RCUWB_COMMITS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common.h"
+#include "matrix.h"
+
+/* git -C repo ARGS... (NULL-terminated, at most 8), its output's first line into out. */
+int git_line(const char *repo, char *out, size_t cap, ...);
+/* The commit id of rev in repo; -1 with an error naming both. */
+int commit_resolve(const char *repo, const char *rev, char *out, size_t cap);
+/* The kernel variant name of a commit: REPO.COMMIT12 (REPO: the directory's name). */
+void commit_variant(const char *repo, const char *commit, char *var, size_t cap);
+/*
+ * Build commit (variant commit_variant()) in every Kconfig scenario of m,
+ * unless built before.  One work tree per repository (REPO.work) is checked
+ * out commit after commit, so a commit recompiles only what it changed;
+ * the commit's variant then gets the same build by its content key (0 s).
+ * Variant files go to $RCUWB_CACHE/nightly/variants (build/kernel.sh
+ * runs with RCUWB_CHANGES=$RCUWB_CACHE/nightly).
+ */
+int commit_build(const char *repo, const char *commit, const struct matrix *m);
+
+/* One rcuwb run of a matrix file under another name, with other variants. */
+struct commit_run {
+	const char *matrix_path;	/* the cells */
+	const char *name;		/* stored as this matrix */
+	const char *variants;		/* A,B,... */
+	const char *schedule;		/* NULL: none */
+	const char *cell;		/* NULL: every cell */
+	int reps;			/* 0: the file's */
+	int jobs;			/* guests at once; 0: one */
+	bool resume;			/* fill gaps (else add repetitions) */
+};
+int commit_run(const struct commit_run *cr);
+/*
+ * rcuwb gate of candidate against baseline on the runs of matrix `name`:
+ * its exit code (0 PASS, 1 SLOWDOWN, 2 refused/hard failure, 3
+ * INCONCLUSIVE), -1 if it could not run.  extra: more gate options
+ * (NULL-terminated, may be NULL); json: where its JSON goes (NULL: none);
+ * text: its text (NULL: on our stdout).
+ */
+int commit_gate(const char *baseline, const char *candidate, const char *name, const char *const *extra,
+		const char *json, struct buf *text);
+/* "PASS", "SLOWDOWN", "INCONCLUSIVE" or "FAILED" for a gate exit code. */
+const char *gate_verdict(int rc);
+
+#endif
