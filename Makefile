@@ -145,7 +145,8 @@ check: deps libvirt runner initramfs
 		runner/tests/matrix.sh && \
 		runner/tests/gate.sh && \
 		runner/tests/midboot.sh && \
-		runner/tests/debian612.sh; \
+		runner/tests/debian612.sh && \
+		runner/tests/nightly.sh; \
 	} 2>&1 | tee runner/obj/check.log; rc=$$?; \
 	awk '/^[a-z-]+: [0-9]+ passed, [0-9]+ failed$$/ { p += $$2; f += $$4 } \
 	     END { printf "check: %d passed, %d failed\n", p, f }' runner/obj/check.log; \

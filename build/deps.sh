@@ -12,6 +12,9 @@ pkgs=(
 	hwloc libhwloc-dev libsqlite3-dev sqlite3 libjson-c-dev libyaml-dev libcmocka-dev pkg-config
 	# statistics
 	r-base-core r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-testthat r-cran-jsonlite r-cran-base64enc r-cran-svglite r-cran-xml2 r-cran-energy
+	# nightly schedules: systemd-analyze verify of the timer units; the
+	# dashboard test loads the page in a real (headless) browser
+	systemd chromium
 )
 
 missing=()
