@@ -125,15 +125,15 @@ CHANGEPOINT_STATES <- c("new", "acknowledged", "invalid")
 # The series of per-run values per cell and statistic, in commit order.
 # `rt`: a run table (build_run_table(): id, cell = stable key, usable, the
 # per-run statistics) with a commit id per run in column `commit_col`
-# (default: "commit" or "commit_id" when present, else "variant").  `commits`: the
+# (default: "commit" or "commit_id" when present and not all NA, else "variant").  `commits`: the
 # branch's first-parent order, data.frame(commit, position, [date],
 # [subject]).  Runs of commits not in `commits` are left out; so are runs
 # that are not usable (failed, host-busy, probe runs).
 # Returns data.frame(cell, stat, commit, position, date, subject, run_id,
 # value, y = log(value)), ordered by cell, stat, position, run id.
 history_series <- function(rt, commits, stats = GATE_DEFAULT_STATS,
-                           commit_col = c(intersect(c("commit", "commit_id"), names(rt)),
-                                          "variant")[1]) {
+                           commit_col = c(Filter(function(x) !is.null(rt[[x]]) && any(!is.na(rt[[x]])),
+                                                 c("commit", "commit_id")), "variant")[1]) {
   stopifnot(all(stats %in% names(GATE_STATS)), all(c("commit", "position") %in% names(commits)))
   empty <- data.frame(cell = character(), stat = character(), commit = character(),
                       position = numeric(), date = character(), subject = character(),

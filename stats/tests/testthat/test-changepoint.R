@@ -40,7 +40,9 @@ test_that("history_series: per cell and stat, per-run values in first-parent ord
   # a "commit" column wins over the variant
   rt$commit <- ifelse(rt$variant == "side", "c03", rt$variant)
   expect_true(any(history_series(rt, commits)$run_id == 5))
-  names(rt)[names(rt) == "commit"] <- "commit_id"
+  # and so does a filled-in "commit_id" (the runner's, schema 6)
+  rt$commit_id <- rt$commit
+  rt$commit <- NULL
   expect_true(any(history_series(rt, commits)$run_id == 5))
   expect_equal(nrow(history_series(rt[0, ], commits)), 0)
   # the within-commit noise
