@@ -120,8 +120,16 @@ static int list_commits(struct bisect *b)
 	for (line = strtok_r(out.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		snprintf(b->commits[b->n++], sizeof(b->commits[0]), "%s", line);
 	buf_free(&out);
-	if (!b->n || strcmp(b->commits[b->n - 1], b->bad))
-		return set_err("%.12s is not a first-parent descendant of %.12s", b->bad, b->good);
+	{
+		char parent[48] = "", first[60];
+
+		snprintf(first, sizeof(first), "%s^1", b->n ? b->commits[0] : b->bad);
+		if (!b->n || strcmp(b->commits[b->n - 1], b->bad) ||
+		    git_line(b->repo, parent, sizeof(parent), "rev-parse", "-q", "--verify", first, NULL) < 0 ||
+		    strcmp(parent, b->good))
+			return set_err("%.12s is not a first-parent descendant of %.12s: give --good on the "
+				       "branch's first-parent line below --bad", b->bad, b->good);
+	}
 	return 0;
 }
 
@@ -155,6 +163,8 @@ static int gate(struct bisect *b, const char *base, const char *cand, struct buf
 	const char *extra[] = { "--stat", b->stat, NULL };
 
 	t->len = 0;
+	if (t->data)
+		t->data[0] = '\0';
 	return commit_gate(base, cand, b->name, extra, NULL, t);
 }
 
@@ -178,7 +188,7 @@ static void verdict_line(const struct buf *t, const char *stat, char *out, size_
 	}
 }
 
-enum side { SIDE_GOOD, SIDE_BAD, SIDE_UNDECIDED, SIDE_SKIP };
+enum side { SIDE_GOOD, SIDE_BAD, SIDE_UNDECIDED, SIDE_SKIP, SIDE_ERROR };
 
 /*
  * A commit is bad when the gate finds it slower than the good end
@@ -188,7 +198,8 @@ enum side { SIDE_GOOD, SIDE_BAD, SIDE_UNDECIDED, SIDE_SKIP };
  */
 static enum side classify(int vs_good, int bad_vs)
 {
-	if (vs_good == 1 && bad_vs != 1)
+	/* only a gate that ran counts: PASS 0, SLOWDOWN 1, INCONCLUSIVE 3 */
+	if (vs_good == 1 && (bad_vs == 0 || bad_vs == 3))
 		return SIDE_BAD;
 	if (bad_vs == 1 && vs_good == 0)
 		return SIDE_GOOD;
@@ -219,7 +230,7 @@ static enum side step(struct bisect *b, const char *commit)
 	enum side side = SIDE_UNDECIDED;
 	int reps, g = -1, k = -1;
 
-	git_line(b->repo, subject, sizeof(subject), "show", "-s", "--format=%s", commit, NULL);
+	commit_subject(b->repo, commit, subject, sizeof(subject));
 	commit_variant(b->repo, commit, var, sizeof(var));
 	commit_variant(b->repo, b->good, gv, sizeof(gv));
 	commit_variant(b->repo, b->bad, bv, sizeof(bv));
@@ -228,21 +239,20 @@ static enum side step(struct bisect *b, const char *commit)
 		return SIDE_SKIP;
 	}
 	snprintf(vars, sizeof(vars), "%s", var);
-	for (reps = b->reps; side == SIDE_UNDECIDED && reps <= b->max_reps; reps += b->reps) {
-		if (measure(b, vars, reps) < 0) {
-			add_step(b, commit, subject, reps, "skip", last_err(), "-");
+	for (reps = b->reps; side == SIDE_UNDECIDED; reps = reps + b->reps > b->max_reps ? b->max_reps : reps + b->reps) {
+		if (measure(b, vars, reps) < 0) {	/* the host failed, not the commit */
 			buf_free(&t);
-			return SIDE_SKIP;
+			return SIDE_ERROR;
 		}
 		g = gate(b, gv, var, &t);
 		verdict_line(&t, b->stat, l1, sizeof(l1));
 		k = gate(b, var, bv, &t);
 		verdict_line(&t, b->stat, l2, sizeof(l2));
 		side = classify(g, k);
-		if (side != SIDE_UNDECIDED || reps + b->reps > b->max_reps)
+		if (side != SIDE_UNDECIDED || reps >= b->max_reps)
 			break;
 	}
-	add_step(b, commit, subject, reps > b->max_reps ? b->max_reps : reps,
+	add_step(b, commit, subject, reps,
 		 side == SIDE_BAD ? "bad" : side == SIDE_GOOD ? "good" : "skip", l1, l2);
 	buf_free(&t);
 	return side == SIDE_UNDECIDED ? SIDE_SKIP : side;
@@ -260,18 +270,20 @@ static int ends(struct bisect *b)
 	if (commit_build(b->repo, b->good, &b->m) < 0 || commit_build(b->repo, b->bad, &b->m) < 0)
 		return -1;
 	snprintf(vars, sizeof(vars), "%s,%s", gv, bv);
-	for (reps = b->reps; reps <= b->max_reps; reps += b->reps) {
-		if (measure(b, vars, reps) < 0)
-			break;
+	for (reps = b->reps;; reps = reps + b->reps > b->max_reps ? b->max_reps : reps + b->reps) {
+		if (measure(b, vars, reps) < 0) {
+			buf_free(&t);
+			return -1;
+		}
 		rc = gate(b, gv, bv, &t);
-		if (rc == 1 || rc == 2)
+		if (rc == 1 || rc == 2 || rc < 0 || reps >= b->max_reps)
 			break;
 	}
 	verdict_line(&t, b->stat, line, sizeof(line));
 	info("bisect: ends: %.12s (good) against %.12s (bad): %s\n", b->good, b->bad, line);
 	buf_free(&t);
-	if (rc == 2 || rc < 0)
-		return set_err("the gate could not compare the ends (see above)");
+	if (rc != 0 && rc != 1 && rc != 3)
+		return set_err("the gate could not compare the ends (exit %d, see above)", rc);
 	if (rc != 1)
 		return 1;
 	return 0;
@@ -298,6 +310,10 @@ static int bisect_range(struct bisect *b, int *first_bad)
 		if (pick < 0)
 			break;
 		s = step(b, b->commits[pick]);
+		if (s == SIDE_ERROR) {
+			free(skip);
+			return -1;
+		}
 		if (s == SIDE_BAD)
 			hi = pick;
 		else if (s == SIDE_GOOD)
@@ -346,7 +362,7 @@ int do_bisect(int argc, char **argv)
 	if (rc == 0) {
 		char subject[256] = "";
 
-		git_line(b.repo, subject, sizeof(subject), "show", "-s", "--format=%s", b.commits[first], NULL);
+		commit_subject(b.repo, b.commits[first], subject, sizeof(subject));
 		json_object_object_add(out, "first_bad", json_object_new_string(b.commits[first]));
 		if (!json_output)
 			printf("first bad commit: %s %s\n", b.commits[first], subject);

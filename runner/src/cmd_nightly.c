@@ -46,7 +46,9 @@ static const char nightly_help[] =
 	"  -h, --help    this text\n"
 	"\n"
 	"Rounds on one database take turns: the lock is DB.lock beside the database.\n"
-	"A round that was killed is completed (its missing runs only) by the next one.\n"
+	"A round that was killed or failed is completed (its missing runs only, then\n"
+	"gated again) by the next round on the same head; if the head moved on, its\n"
+	"row stays as it was and its runs stay in the history.\n"
 	"\n"
 	"Exit: 0 nothing new (or already measured), 1 a new change point or a gate\n"
 	"SLOWDOWN, 2 hard failure (build, boot, gate refused), 3 gate INCONCLUSIVE.\n";
@@ -158,7 +160,7 @@ static int resolve_head(struct round *r)
 	}
 	if (commit_resolve(r->repo, ref, r->head, sizeof(r->head)) < 0)
 		return set_err("%s: source.branch: %s", r->s.path, last_err());
-	git_line(r->repo, r->head_subject, sizeof(r->head_subject), "show", "-s", "--format=%s", r->head, NULL);
+	commit_subject(r->repo, r->head, r->head_subject, sizeof(r->head_subject));
 	git_line(r->repo, r->head_date, sizeof(r->head_date), "show", "-s", "--format=%cI", r->head, NULL);
 	return 0;
 }
@@ -274,6 +276,7 @@ static int gate_stage(struct round *r, const char **verdict)
 	}
 	if (path_fmt(json, sizeof(json), "%s/gate.json", r->dir) < 0)
 		return -1;
+	unlink(json);	/* never attach an earlier round's verdict */
 	rc = commit_gate(r->base_var, r->head_var, r->row.matrix, extra, json, NULL);
 	*verdict = gate_verdict(rc);
 	attach_json(r, "gate", json);
@@ -284,22 +287,19 @@ static int gate_stage(struct round *r, const char **verdict)
 /* Change points of the schedule's history; 1 when a new one was found, -1 error. */
 static int history_stage(struct round *r)
 {
-	char script[PATH_MAX], json[PATH_MAX], out[PATH_MAX], minc[16], perm[16], seed[16], ref[300];
-	const char *argv[] = { "Rscript", script, "--db", opt_db, "update", "--schedule", r->s.name,
-			       "--repo", r->repo, "--head", ref, "--min-commits", minc, "--alpha",
-			       r->s.cp_alpha, "--permutations", perm, "--seed", seed, "--min-change",
-			       r->s.cp_min_change, "--json", json,
-			       "--out", out, NULL };
-	int rc;
+	char script[PATH_MAX], json[PATH_MAX], out[PATH_MAX];
+	const char *argv[40] = { "Rscript", script, "--db", opt_db, "update", "--schedule", r->s.name,
+				 "--repo", r->repo, "--head", r->head, "--json", json, "--out", out };
+	struct history_args b;
+	int rc, n = 15;
 
 	snprintf(script, sizeof(script), "%s/stats/history.R", RCUWB_SRCDIR);
-	snprintf(minc, sizeof(minc), "%d", r->s.cp_min_commits);
-	snprintf(perm, sizeof(perm), "%d", r->s.cp_permutations);
-	snprintf(seed, sizeof(seed), "%d", r->s.cp_seed);
-	snprintf(ref, sizeof(ref), "%s", r->head);
 	if (path_fmt(json, sizeof(json), "%s/history.json", r->dir) < 0 ||
 	    path_fmt(out, sizeof(out), "%s/schedules/%s/dashboard", cache_dir(), r->s.name) < 0)
 		return -1;
+	n = schedule_history_args(&r->s, &b, argv, n);
+	argv[n] = NULL;
+	unlink(json);
 	rc = proc_run(argv, NULL, NULL);
 	if (rc != 0 && rc != 1)
 		return rc < 0 ? -1 : set_err("stats/history.R failed (exit %d; see above)", rc);
@@ -371,8 +371,10 @@ static int round_stages(struct round *r)
 	hist = history_stage(r);
 	if (hist < 0)
 		stage_failed(r, "history");
-	rc = gate == 2 || gate < 0 || hist < 0 ? 2 : gate == 1 || hist == 1 ? 1 : gate == 3 ? 3 : 0;
-	if (round_end(r->db, r->s.name, r->head, "done", verdict, rc) < 0)
+	/* any other gate exit (64 bad input, 70 internal, 127 no Rscript, a signal) is a hard failure */
+	rc = (gate != 0 && gate != 1 && gate != 3) || hist < 0 ? 2 : gate == 1 || hist == 1 ? 1 : gate == 3 ? 3 : 0;
+	/* a round that failed stays to be completed (re-gated) by the next one */
+	if (round_end(r->db, r->s.name, r->head, rc == 2 ? "failed" : "done", verdict, rc) < 0)
 		return stage_failed(r, "round");
 	json_object_object_add(r->out, "verdict", json_object_new_string(verdict));
 	return rc;
@@ -394,7 +396,8 @@ static void report(struct round *r, int rc)
 		write_file(path, text, strlen(text));
 	if (json_output)
 		printf("%s\n", text);
-	if (r->head[0] && (rc || r->row.matrix[0]))
+	/* a round that measured, or any failure; not "already measured" nor "another round runs" */
+	if (rc || r->row.matrix[0])
 		notify(r, text);
 }
 
@@ -404,12 +407,17 @@ int do_nightly(int argc, char **argv)
 	const char *name = NULL;
 	int lock = -1, rc;
 
+	/* a schedule that cannot run is a hard failure (2), never "something new" (1) */
 	rc = parse_opts(argc, argv, &r, &name);
-	if (rc)
-		return rc > 0 ? 0 : -1;
+	if (rc) {
+		if (rc < 0)
+			report_err();
+		return rc > 0 ? 0 : 2;
+	}
 	if (open_round(&r, name) < 0) {
+		report_err();
 		schedule_free(&r.s);
-		return -1;
+		return 2;
 	}
 	r.out = json_object_new_object();
 	r.stages = json_object_new_array();

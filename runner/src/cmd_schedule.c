@@ -130,9 +130,18 @@ static int unit_paths(struct sched_opts *o, const struct schedule *s, struct uni
 	    abs_path(proc_self(), u->self, sizeof(u->self)) < 0 || abs_db(u->db, sizeof(u->db)) < 0 ||
 	    abs_path(s->path, u->sched, sizeof(u->sched)) < 0)
 		return -1;
-	if (mkdir_p(cache_dir()) < 0)
+	if (mkdir_p(cache_dir()) < 0 || abs_path(cache_dir(), u->cache, sizeof(u->cache)) < 0)
 		return -1;
-	return abs_path(cache_dir(), u->cache, sizeof(u->cache));
+	{
+		const char *p[] = { u->self, u->db, u->sched, u->cache, RCUWB_SRCDIR, opt_uri };
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(p); i++)
+			if (strpbrk(p[i], " \t\n%\"'\\"))
+				return set_err("'%s' has a space, quote or %% in it, which a unit file or crontab line "
+					       "would split or expand: use a path without them", p[i]);
+	}
+	return 0;
 }
 
 static int write_units(struct sched_opts *o, const struct schedule *s, const struct unit_paths *u)
@@ -152,10 +161,10 @@ static int write_units(struct sched_opts *o, const struct schedule *s, const str
 		   "Type=oneshot\n"
 		   "WorkingDirectory=%s\n"
 		   "Environment=RCUWB_CACHE=%s\n"
-		   "ExecStart=%s -d %s nightly --wait %s\n"
+		   "ExecStart=%s -d %s -c %s nightly --wait %s\n"
 		   "SuccessExitStatus=1 3\n"
 		   "TimeoutStartSec=infinity\n",
-		   s->name, s->name, RCUWB_SRCDIR, RCUWB_SRCDIR, u->cache, u->self, u->db, u->sched);
+		   s->name, s->name, RCUWB_SRCDIR, RCUWB_SRCDIR, u->cache, u->self, u->db, opt_uri, u->sched);
 	buf_printf(&tmr,
 		   "# Written by rcuwb schedule install: when schedule %s runs.\n"
 		   "[Unit]\n"
@@ -192,8 +201,8 @@ static int install(struct sched_opts *o)
 		return -1;
 	ret = unit_paths(o, &s, &u);
 	if (!ret && o->cron) {
-		printf("%d %d * * * cd %s && RCUWB_CACHE=%s %s -d %s nightly --wait %s >> %s/nightly-%s.log 2>&1\n",
-		       o->minute, o->hour, RCUWB_SRCDIR, u.cache, u.self, u.db, u.sched, u.cache, s.name);
+		printf("%d %d * * * cd %s && RCUWB_CACHE=%s %s -d %s -c %s nightly --wait %s >> %s/nightly-%s.log 2>&1\n",
+		       o->minute, o->hour, RCUWB_SRCDIR, u.cache, u.self, u.db, opt_uri, u.sched, u.cache, s.name);
 	} else if (!ret && (ret = write_units(o, &s, &u)) == 0) {
 		if (json_output) {
 			printf("{\"service\": \"%s\", \"timer\": \"%s\"}\n", u.service, u.timer);

@@ -1,15 +1,14 @@
 /* cmd_stats.c: rcuwb report, gate and history: the R statistics in stats/, on the results database. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "common.h"
+#include "proc.h"
 #include "schedule.h"
 
 #ifndef RCUWB_SRCDIR
@@ -76,7 +75,6 @@ static int rscript(const char *script, int argc, char **argv, const char *const 
 	char path[4096];
 	const char **args = calloc((size_t)(argc + nextra + 8), sizeof(*args));
 	int i, n = 0, status;
-	pid_t pid;
 
 	if (!args)
 		return set_err("out of memory");
@@ -93,18 +91,10 @@ static int rscript(const char *script, int argc, char **argv, const char *const 
 		free(args);
 		return set_err("no results database at %s: run 'make bench' or 'rcuwb run' first", opt_db);
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		execvp("Rscript", (char *const *)args);
-		fprintf(stderr, "rcuwb: error: cannot run Rscript: %s (run 'make deps')\n", strerror(errno));
-		_exit(127);
-	}
+	/* the script's exit code is the command's (gate: 0-3; 64 bad input; 127 no Rscript: make deps) */
+	status = proc_run(args, NULL, NULL);
 	free(args);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return set_err("cannot run Rscript: %s", strerror(errno));
-	/* the script's exit code is the command's (gate: 0-3; 64 bad input) */
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 70;
+	return status;
 }
 
 static bool wants_help(int argc, char **argv)
@@ -146,8 +136,9 @@ int do_gate(int argc, char **argv)
 /* show|update SCHEDULE: the schedule's name, repository and head for stats/history.R */
 static int history_of_schedule(int argc, char **argv)
 {
-	const char *extra[24], *args[64];
-	char repo[PATH_MAX], out[PATH_MAX], head[300], minc[16], perm[16], seed[16];
+	const char *extra[32], *args[64];
+	char repo[PATH_MAX], out[PATH_MAX], head[300];
+	struct history_args hb;
 	struct schedule s;
 	int i, n = 0, nargs = 0, ret;
 	bool has_out = false;
@@ -171,25 +162,14 @@ static int history_of_schedule(int argc, char **argv)
 		 s.remote[0] ? "/" : "");
 	snprintf(head + strlen(head), sizeof(head) - strlen(head), "%s", s.branch);
 	snprintf(out, sizeof(out), "results/history/%s", s.name);
+	extra[n++] = argv[1];	/* the verb first: history.R takes the first verb it sees */
 	extra[n++] = "--schedule";
 	extra[n++] = s.name;
 	extra[n++] = "--repo";
 	extra[n++] = repo;
 	extra[n++] = "--head";
 	extra[n++] = head;
-	snprintf(minc, sizeof(minc), "%d", s.cp_min_commits);
-	snprintf(perm, sizeof(perm), "%d", s.cp_permutations);
-	snprintf(seed, sizeof(seed), "%d", s.cp_seed);
-	extra[n++] = "--min-commits";
-	extra[n++] = minc;
-	extra[n++] = "--permutations";
-	extra[n++] = perm;
-	extra[n++] = "--seed";
-	extra[n++] = seed;
-	extra[n++] = "--alpha";
-	extra[n++] = s.cp_alpha;
-	extra[n++] = "--min-change";
-	extra[n++] = s.cp_min_change;
+	n = schedule_history_args(&s, &hb, extra, n);
 	if (!has_out) {
 		extra[n++] = "--out";
 		extra[n++] = out;
@@ -197,7 +177,7 @@ static int history_of_schedule(int argc, char **argv)
 	if (json_output)
 		extra[n++] = "--json";
 	for (i = 0; i < argc && nargs < 60; i++)
-		if (argv[i] != sched)
+		if (argv[i] != sched && i != 1)
 			args[nargs++] = argv[i];
 	args[nargs] = NULL;
 	if (!ret)

@@ -9,10 +9,13 @@
 #define _GNU_SOURCE
 #include "commits.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -45,12 +48,24 @@ int commit_resolve(const char *repo, const char *rev, char *out, size_t cap)
 
 static void repo_label(const char *repo, char *out, size_t cap)
 {
-	const char *b = strrchr(repo, '/') ? strrchr(repo, '/') + 1 : repo;
-	size_t n = strlen(b);
+	size_t len = strlen(repo);
+	const char *b;
+	size_t n;
+
+	while (len > 1 && repo[len - 1] == '/')	/* "dir/" is "dir" */
+		len--;
+	b = memrchr(repo, '/', len) ? (const char *)memrchr(repo, '/', len) + 1 : repo;
+	n = len - (size_t)(b - repo);
 
 	if (n > 4 && !strcmp(b + n - 4, ".git"))
 		n -= 4;
 	snprintf(out, cap, "%.*s", (int)(n < 40 ? n : 40), b);
+}
+
+void commit_subject(const char *repo, const char *commit, char *out, size_t cap)
+{
+	if (git_line(repo, out, cap, "show", "-s", "--format=%s", commit, NULL) < 0)
+		out[0] = '\0';
 }
 
 void commit_variant(const char *repo, const char *commit, char *var, size_t cap)
@@ -82,10 +97,28 @@ static int kernel_sh(const char *var, const char *kconfig)
 	return rc == 0 ? 0 : rc < 0 ? -1 : set_err("build/kernel.sh %s %s failed (exit %d; see above)", var, kconfig, rc);
 }
 
+/* The work tree's lock, held while a commit builds; -1 on error. */
+static int lock_work(const char *label)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (path_fmt(path, sizeof(path), "%s/nightly/%s.lock", cache_dir(), label) < 0)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		set_err("cannot lock %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int commit_build(const char *repo, const char *commit, const struct matrix *m)
 {
 	char work[64], label[48], var[64], dir[PATH_MAX], path[PATH_MAX];
-	int i;
+	int i, lock, ret = 0;
 
 	if (path_fmt(dir, sizeof(dir), "%s/nightly/variants", cache_dir()) < 0 || mkdir_p(dir) < 0)
 		return -1;
@@ -95,16 +128,19 @@ int commit_build(const char *repo, const char *commit, const struct matrix *m)
 	repo_label(repo, label, sizeof(label));
 	snprintf(work, sizeof(work), "%s.work", label);
 	commit_variant(repo, commit, var, sizeof(var));
-	for (i = 0; i < m->nkconfigs; i++) {
-		if (path_fmt(path, sizeof(path), "%s/kernels/%s/%s/build.json", cache_dir(), var, m->kconfigs[i]) < 0)
-			return -1;
-		if (access(path, R_OK) == 0)
+	lock = lock_work(label);
+	if (lock < 0)
+		return -1;
+	for (i = 0; i < m->nkconfigs && !ret; i++) {
+		ret = path_fmt(path, sizeof(path), "%s/kernels/%s/%s/build.json", cache_dir(), var, m->kconfigs[i]);
+		if (ret || access(path, R_OK) == 0)
 			continue;
 		if (write_variant(repo, work, commit) < 0 || kernel_sh(work, m->kconfigs[i]) < 0 ||
 		    write_variant(repo, var, commit) < 0 || kernel_sh(var, m->kconfigs[i]) < 0)
-			return -1;
+			ret = -1;
 	}
-	return 0;
+	close(lock);
+	return ret;
 }
 
 int commit_run(const struct commit_run *cr)

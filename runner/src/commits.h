@@ -13,6 +13,8 @@
 int git_line(const char *repo, char *out, size_t cap, ...);
 /* The commit id of rev in repo; -1 with an error naming both. */
 int commit_resolve(const char *repo, const char *rev, char *out, size_t cap);
+/* The subject line of a commit ("" when git cannot say). */
+void commit_subject(const char *repo, const char *commit, char *out, size_t cap);
 /* The kernel variant name of a commit: REPO.COMMIT12 (REPO: the directory's name). */
 void commit_variant(const char *repo, const char *commit, char *var, size_t cap);
 /*
@@ -21,7 +23,10 @@ void commit_variant(const char *repo, const char *commit, char *var, size_t cap)
  * out commit after commit, so a commit recompiles only what it changed;
  * the commit's variant then gets the same build by its content key (0 s).
  * Variant files go to $RCUWB_CACHE/nightly/variants (build/kernel.sh
- * runs with RCUWB_CHANGES=$RCUWB_CACHE/nightly).
+ * runs with RCUWB_CHANGES=$RCUWB_CACHE/nightly).  The work tree is shared
+ * by every schedule and bisection of the repository, whatever their
+ * database: a lock beside it ($RCUWB_CACHE/nightly/REPO.lock) makes
+ * builds take turns.
  */
 int commit_build(const char *repo, const char *commit, const struct matrix *m);
 

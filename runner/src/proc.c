@@ -87,6 +87,19 @@ int proc_run(const char *const *argv, const char *input, struct buf *out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* "PROG ARG... failed (exit N)", the command's first words; returns -1 */
+static int failed(const char *const *argv, int rc)
+{
+	struct buf cmd = { 0 };
+	int i, ret;
+
+	for (i = 0; argv[i] && i < 6; i++)
+		buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
+	ret = set_err("%s failed (exit %d)", cmd.data ? cmd.data : argv[0], rc);
+	buf_free(&cmd);
+	return ret;
+}
+
 int proc_line(const char *const *argv, char *line, size_t cap)
 {
 	struct buf out = { 0 };
@@ -94,7 +107,7 @@ int proc_line(const char *const *argv, char *line, size_t cap)
 
 	if (rc != 0) {
 		buf_free(&out);
-		return rc < 0 ? -1 : set_err("%s %s failed (exit %d)", argv[0], argv[1] ? argv[1] : "", rc);
+		return rc < 0 ? -1 : failed(argv, rc);
 	}
 	while (out.len && (out.data[out.len - 1] == '\n' || out.data[out.len - 1] == '\r'))
 		out.len--;

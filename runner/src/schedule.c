@@ -246,7 +246,9 @@ int schedule_load(const char *name_or_path, struct schedule *s)
 	memset(s, 0, sizeof(*s));
 	resolve(name_or_path, s->path, sizeof(s->path));
 	base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
-	snprintf(s->name, sizeof(s->name), "%.*s", (int)strcspn(base, "."), base);
+	/* the file's name without .yaml: nightly.x86.yaml is "nightly.x86" */
+	snprintf(s->name, sizeof(s->name), "%.*s", (int)(strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".yaml") ?
+							   strlen(base) - 5 : strlen(base)), base);
 	snprintf(s->threshold, sizeof(s->threshold), "0.05");
 	snprintf(s->alpha, sizeof(s->alpha), "0.05");
 	snprintf(s->cp_alpha, sizeof(s->cp_alpha), "0.05");
@@ -260,6 +262,9 @@ int schedule_load(const char *name_or_path, struct schedule *s)
 	yaml_document_delete(&doc);
 	if (!s->cp_min_change[0])
 		snprintf(s->cp_min_change, sizeof(s->cp_min_change), "%s", s->threshold);
+	if (!ret && !plain_name(s->name))
+		ret = set_err("%s: the schedule's name '%s' (from the file's name) has other characters than letters, "
+			      "digits, '.', '_', '-': give a name: key", s->path, s->name);
 	if (ret < 0)
 		schedule_free(s);
 	return ret;
@@ -294,4 +299,26 @@ int schedule_repo(const struct schedule *s, char *out, size_t cap)
 			return set_err("%s: source.git: %s is not a git repository", s->path, out);
 	}
 	return 0;
+}
+
+int schedule_history_args(const struct schedule *s, struct history_args *b, const char **argv, int n)
+{
+	snprintf(b->min_commits, sizeof(b->min_commits), "%d", s->cp_min_commits);
+	snprintf(b->permutations, sizeof(b->permutations), "%d", s->cp_permutations);
+	snprintf(b->seed, sizeof(b->seed), "%d", s->cp_seed);
+	argv[n++] = "--min-commits";
+	argv[n++] = b->min_commits;
+	argv[n++] = "--alpha";
+	argv[n++] = s->cp_alpha;
+	argv[n++] = "--permutations";
+	argv[n++] = b->permutations;
+	argv[n++] = "--seed";
+	argv[n++] = b->seed;
+	argv[n++] = "--min-change";
+	argv[n++] = s->cp_min_change;
+	if (s->stat[0]) {
+		argv[n++] = "--stat";
+		argv[n++] = s->stat;
+	}
+	return n;
 }

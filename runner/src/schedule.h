@@ -37,6 +37,17 @@ struct schedule {
  */
 int schedule_load(const char *name_or_path, struct schedule *s);
 void schedule_free(struct schedule *s);
+/* The text of the numbers schedule_history_args() puts in an argv. */
+struct history_args {
+	char min_commits[16], permutations[16], seed[16];
+};
+/*
+ * The schedule's change-point settings as stats/history.R options
+ * (--min-commits, --alpha, --permutations, --seed, --min-change and, when
+ * the gate names them, --stat), appended to argv at n; returns the new n
+ * (at most 12 more entries).
+ */
+int schedule_history_args(const struct schedule *s, struct history_args *b, const char **argv, int n);
 /*
  * The local git directory of the schedule's source: source.git as a path,
  * or a name in $RCUWB_CACHE/git (as build/kernel.sh reads it).  A URL is

@@ -99,6 +99,7 @@ nightly() { "$rcuwb" -d "$db" nightly "$@"; }
 # --- schedule files and units --------------------------------------------
 printf 'name: x\nsource: {git: %s}\nmatrix: %s/cell.yaml\nbaseline: {rev: a}\n' "$repo" "$work" > "$work/bad.yaml"
 err=$(nightly "$work/bad.yaml" 2>&1)
+expect "a schedule that cannot run is a hard failure (exit 2, not 1 'something new')" 2 $?
 expect "a schedule without a branch: one line naming file, line and key" \
 	"rcuwb: error: $work/bad.yaml:2: source.branch: missing: the branch to follow" "$err"
 printf 'name: x\nsource: {git: %s, branch: b}\nmatrix: %s/cell.yaml\nbaseline: {rev: a}\ngate: {threshold: 5}\n' "$repo" "$work" > "$work/bad.yaml"

@@ -6,12 +6,16 @@
 # The branch's first-parent commits ending at `head`, oldest first:
 # data.frame(commit, position, date, subject).  `repo`: a git directory.
 history_commits <- function(repo, head) {
+  err <- tempfile()
+  on.exit(unlink(err))
+  # git's warnings go to their own file, never among the commits
   out <- suppressWarnings(system2("git", c("-C", shQuote(repo), "log", "--first-parent",
                                            "--format=%H%x09%cI%x09%s", shQuote(head)),
-                                  stdout = TRUE, stderr = TRUE))
+                                  stdout = TRUE, stderr = err))
   status <- attr(out, "status")
   if (!is.null(status) && status != 0) {
-    stop(sprintf("git log %s in %s failed: %s", head, repo, paste(out, collapse = " ")), call. = FALSE)
+    stop(sprintf("git log %s in %s failed: %s", head, repo,
+                 paste(readLines(err, warn = FALSE), collapse = " ")), call. = FALSE)
   }
   parts <- strsplit(out, "\t", fixed = TRUE)
   commits <- data.frame(commit = vapply(parts, `[`, "", 1),
