@@ -61,7 +61,7 @@ struct round {
 	char head[48], head_date[40], head_subject[256], base[48];
 	char head_var[64], base_var[64];
 	struct round_row row;
-	bool force, wait, resumed;
+	bool force, wait;
 	sqlite3 *db;
 	json_object *out;		/* the round's JSON report */
 	json_object *stages;
@@ -210,11 +210,9 @@ static int measured_stage(struct round *r)
 		      "(--force measures it again)", r->head, old.started, old.verdict);
 		return 1;
 	}
-	if (rc == 0 && strcmp(old.status, "done")) {
-		r->resumed = true;
+	if (rc == 0 && strcmp(old.status, "done"))
 		stage(r, "measured", "%.12s: completing the round started %s (%s)", r->head, old.started,
 		      old.status);
-	}
 	return 0;
 }
 
