@@ -10,6 +10,8 @@
  * guest off at once when the kernel command line carries "rcuwb_poweroff"
  * (the kernel passes unknown dot-less words to init as arguments), which the
  * runner uses for boot-only guests such as the accelerator probe.
+ * "rcuwb_flood" makes init write to its console without end, in 64 KiB
+ * lines: the runner's fault test of a guest that floods its console.
  */
 
 #define TCSBRK 0x5409	/* asm-generic/ioctls.h: with arg 1, tcdrain() */
@@ -50,13 +52,28 @@ static void flush(void)
 	len = 0;
 }
 
+/* Never returns: 4 KiB writes, a newline every 16th. */
+static void flood(void)
+{
+	static char buf[4096];
+	unsigned long n;
+
+	memset(buf, 'x', sizeof(buf));
+	for (n = 0;; n++) {
+		buf[sizeof(buf) - 1] = n % 16 == 15 ? '\n' : 'x';
+		write(1, buf, sizeof(buf));
+	}
+}
+
 int main(int argc, char **argv)
 {
-	int i, poweroff = 0;
+	int i, poweroff = 0, flooding = 0;
 
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "rcuwb_poweroff"))
 			poweroff = 1;
+		else if (!strcmp(argv[i], "rcuwb_flood"))
+			flooding = 1;
 
 	mount("sysfs", "/sys", "sysfs", 0, 0);
 	put("rcuwb-init: up cpus=");
@@ -66,6 +83,8 @@ int main(int argc, char **argv)
 	put("\n");
 	flush();
 
+	if (flooding)
+		flood();
 	if (poweroff) {
 		put("rcuwb-init: powering off\n");
 		flush();

@@ -13,6 +13,7 @@
 #include "db.h"
 #include "matrix.h"
 #include "place.h"
+#include "variant.h"
 
 static const char run_help[] =
 	"Usage: rcuwb run [OPTIONS] MATRIX\n"
@@ -29,7 +30,7 @@ static const char run_help[] =
 	"\n"
 	"  -n, --dry-run        print the plan and an estimated duration, run nothing\n"
 	"  -R, --resume         run only the runs of the matrix missing from the database\n"
-	"                       (or stored as interrupted or host-busy)\n"
+	"                       (or stored as interrupted, host-failed or host-busy)\n"
 	"  -J, --jobs N         at most N guests at once (default: as many as fit)\n"
 	"  -C, --cpus N         host PUs guests may use (default: all)\n"
 	"  -a, --accel MODE     auto, kvm or tcg (default auto)\n"
@@ -198,6 +199,17 @@ static struct kernel_build *kernel_of(const struct matrix *m, struct kernel_buil
 	return &k[variant * m->nkconfigs + kconfig];
 }
 
+/* Every variant's file read and checked: a broken one stops the matrix before the first guest, --dry-run too. */
+static int check_variants(const struct matrix *m)
+{
+	int v;
+
+	for (v = 0; v < m->nvariants; v++)
+		if (variant_check(m->variants[v]) < 0)
+			return set_err("matrix %s: %s", m->path, last_err());
+	return 0;
+}
+
 /* Every (variant, scenario) kernel, built, and able to run what the matrix asks, before any guest boots. */
 static int load_kernels(const struct matrix *m, struct kernel_build *k)
 {
@@ -291,11 +303,29 @@ static int run_all(struct runner_state *rs, const struct matrix *m, const struct
 		   size_t n, struct kernel_build *kernels)
 {
 	size_t next = 0;
+	bool told = false;
 
-	while ((next < n || rs->running) && !rs->b->hv.interrupted) {
-		struct slot *s = next < n ? free_slot(rs) : NULL;
+	/* a run that could not be stored (a full disk, a lost database) stops new ones */
+	while (((next < n && !rs->errors) || rs->running) && !rs->b->hv.interrupted) {
+		struct slot *s;
+		int placed;
 
-		if (s && place_take(rs->pl, m->topos[runs[next].topo].vcpus, &s->place) == 0) {
+		if (rs->b->hv.lost || rs->b->hv.gone) {
+			/* libvirtd went away: start nothing until it is back */
+			reap(rs);
+			if (rs->b->hv.gone)
+				return set_err("libvirt at %s did not come back within %d s: %d of %d runs stored; "
+					       "continue with: rcuwb run --resume", rs->b->hv.uri, HV_RECONNECT_S,
+					       rs->done, rs->total);
+			if (hv_sleep(&rs->b->hv, 500) < 0)
+				return -1;
+			continue;
+		}
+		s = next < n && !rs->errors ? free_slot(rs) : NULL;
+		placed = s ? place_take(rs->pl, m->topos[runs[next].topo].vcpus, &s->place) : 1;
+		if (placed < 0)
+			return -1;
+		if (placed == 0) {
 			memset(&s->job, 0, sizeof(s->job));
 			matrix_spec(m, &runs[next], &s->job.spec);
 			s->job.spec.kernel = kernel_of(m, kernels, runs[next].variant, runs[next].kconfig);
@@ -312,6 +342,19 @@ static int run_all(struct runner_state *rs, const struct matrix *m, const struct
 			}
 			continue;	/* start as many as fit before sleeping */
 		}
+		if (!rs->running) {
+			if (rs->errors)
+				break;
+			/* nothing of ours runs: another rcuwb process holds the PUs */
+			if (!told)
+				info("rcuwb: waiting for host PUs that another rcuwb process holds (%s)\n",
+				     rs->pl->locks->dir);
+			told = true;
+			/* 300-700 ms, differing between runners, so that two never retry in step */
+			if (hv_sleep(&rs->b->hv, 300 + (int)((unsigned)getpid() * 7919u % 400u)) < 0)
+				return -1;
+			continue;
+		}
 		if (hv_wait(&rs->b->hv, rs->b->hv.nrunning) < 0)
 			return -1;
 		reap(rs);
@@ -327,6 +370,7 @@ int do_run(int argc, char **argv)
 	struct planned_run *runs = NULL;
 	struct runner_state rs = { 0 };
 	struct bench b = { 0 };
+	struct pulocks locks;
 	struct placer pl;
 	struct matrix m;
 	char buf[PATH_MAX];
@@ -338,6 +382,8 @@ int do_run(int argc, char **argv)
 		return ret > 0 ? 0 : -1;
 	if (matrix_load(resolve(o.path, buf, sizeof(buf)), &m) < 0 ||
 	    matrix_override(&m, o.name, o.variants) < 0)
+		return -1;
+	if (check_variants(&m) < 0)
 		return -1;
 	if (o.reps)
 		m.reps = o.reps;
@@ -367,6 +413,9 @@ int do_run(int argc, char **argv)
 		set_err("--host-topology only plans (with --dry-run): guests need the real host");
 		goto out_err;
 	}
+	if (pulock_init(&locks) < 0)
+		goto out_err;
+	pl.locks = &locks;
 	kernels = calloc((size_t)(m.nvariants * m.nkconfigs), sizeof(*kernels));
 	if (!kernels) {
 		set_err("out of memory");
@@ -390,17 +439,20 @@ int do_run(int argc, char **argv)
 		ret = set_err("interrupted: %d of %d runs stored in %s; continue with: rcuwb run --resume %s",
 			      rs.done, rs.total, opt_db, o.path);
 	else if (ret == 0 && rs.errors)
-		ret = set_err("%d runs could not be stored or kept (see above)", rs.errors);
+		ret = set_err("%d of %d runs could not be stored or kept (see above), so the matrix stopped; "
+			      "continue with: rcuwb run --resume %s", rs.errors, rs.total, o.path);
 	else if (ret == 0)
 		info("rcuwb: matrix %s: %d runs, %d not ok, in %.0f s\n", m.name, rs.done, rs.failed,
 		     now_s() - rs.t0);
 	free(rs.slots);
 	bench_close(&b);
+	pulock_fini(&locks);
 	free_kernels(&m, kernels);
 	free(runs);
 	return ret;
 out_close:
 	bench_close(&b);
+	pulock_fini(&locks);
 	free_kernels(&m, kernels);
 out_err:
 	free(runs);

@@ -21,11 +21,14 @@ static char errmsg[1024];
 
 int set_err(const char *fmt, ...)
 {
+	char msg[sizeof(errmsg)];
 	va_list ap;
 
+	/* through a copy: callers may wrap the last error, set_err("...: %s", last_err()) */
 	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(errmsg, msg, sizeof(errmsg));
 	return -1;
 }
 

@@ -15,6 +15,7 @@
 #include "console.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,30 @@ static void copy_text(char *dst, size_t cap, const char *s, size_t len)
 	dst[n] = '\0';
 }
 
+/*
+ * A field's number as an integer: out-of-range values (a garbled console)
+ * saturate and NaN is 0, where a plain conversion would be undefined.
+ */
+static long long to_ll(double v, long long lo, long long hi)
+{
+	if (v != v)
+		return 0;
+	if (v <= (double)lo)
+		return lo;
+	if (v >= (double)hi)
+		return hi;
+	return (long long)v;
+}
+
+static unsigned long long to_ull(double v)
+{
+	if (v != v || v <= 0)
+		return 0;
+	if (v >= 18446744073709549568.0)	/* the largest double below 2^64 */
+		return ULLONG_MAX;
+	return (unsigned long long)v;
+}
+
 static int add_sample(struct console *c, const struct fields *f)
 {
 	if (c->nsamples == c->cap_samples) {
@@ -173,8 +198,8 @@ static int add_sample(struct console *c, const struct fields *f)
 		c->cap_samples = cap;
 	}
 	c->samples[c->nsamples++] = (struct gp_sample){
-		.writer = (int)field_num(f, 2),
-		.seq = (int)field_num(f, 4),
+		.writer = (int)to_ll(field_num(f, 2), INT_MIN, INT_MAX),
+		.seq = (int)to_ll(field_num(f, 4), INT_MIN, INT_MAX),
 		.ns = field_num(f, 5),
 	};
 	return 0;
@@ -184,11 +209,11 @@ static void parse_summary(struct console *c, const struct fields *f)
 {
 	c->have_summary = true;
 	c->summary_gps = field_num(f, 9);
-	c->start_ns = (unsigned long long)field_num(f, 3);
-	c->end_ns = (unsigned long long)field_num(f, 5);
-	c->duration_ns = (unsigned long long)field_num(f, 7);
-	c->gps = (long long)field_num(f, 9);
-	c->batches = (long long)field_num(f, 11);
+	c->start_ns = to_ull(field_num(f, 3));
+	c->end_ns = to_ull(field_num(f, 5));
+	c->duration_ns = to_ull(field_num(f, 7));
+	c->gps = to_ll(field_num(f, 9), LLONG_MIN, LLONG_MAX);
+	c->batches = to_ll(field_num(f, 11), LLONG_MIN, LLONG_MAX);
 }
 
 /* "key=value" anywhere after the probe tag, copied into out. */
@@ -243,7 +268,7 @@ static int kv_int(const char *s, size_t len, const char *key, int dflt)
 {
 	char v[32];
 
-	return kv(s, len, key, v, sizeof(v)) ? atoi(v) : dflt;
+	return kv(s, len, key, v, sizeof(v)) ? (int)to_ll((double)strtol(v, NULL, 10), INT_MIN, INT_MAX) : dflt;
 }
 
 /* "diag end": decide whether the hung call's deadlock is certain. */
@@ -296,7 +321,7 @@ static int parse_probe(struct console *c, const char *s, size_t len)
 	r.hung = find(s, len, " HUNG ") != NULL;
 	if (!kv(s, len, "stage", v, sizeof(v)))
 		return 0;	/* not one of ours: ignore */
-	r.stage = atoi(v);
+	r.stage = (int)to_ll((double)strtol(v, NULL, 10), INT_MIN, INT_MAX);
 	r.call = kv_int(s, len, "call", 1);
 	kv(s, len, "point", r.point, sizeof(r.point));
 	kv(s, len, "prim", r.prim, sizeof(r.prim));
@@ -426,13 +451,21 @@ static int parse_line(struct console *c, const char *raw, size_t rawlen)
 	return 0;
 }
 
+/*
+ * A line longer than this is cut: nothing the parser reads is that long,
+ * and a guest that prints without newlines must not grow the runner.
+ */
+#define CONSOLE_MAX_LINE 4096
+
 int console_feed(struct console *c, const char *data, size_t len)
 {
+	c->bytes += len;
 	while (len) {
 		const char *nl = memchr(data, '\n', len);
 		size_t n = nl ? (size_t)(nl - data) : len;
+		size_t room = c->line.len < CONSOLE_MAX_LINE ? CONSOLE_MAX_LINE - c->line.len : 0;
 
-		if (buf_append(&c->line, data, n) < 0)
+		if (buf_append(&c->line, data, n < room ? n : room) < 0)
 			return -1;
 		if (!nl)
 			break;

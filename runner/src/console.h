@@ -36,7 +36,17 @@ struct probe_result {
 	char evidence_text[160];
 };
 
+/*
+ * A guest that writes more than this to its console is flooding it (a
+ * printk storm, or worse): the runner stops it, so that the log stays
+ * bounded; a healthy rcuwb guest writes tens of kilobytes.  Below 2 MiB,
+ * where virtlogd (which writes the console file for QEMU) rotates it.
+ */
+#define CONSOLE_MAX_BYTES (3ULL << 19)
+
 struct console {
+	unsigned long long bytes;	/* fed so far */
+
 	/* the kernel's rcuscale line tags: "-scale: " and "-scale:!!! " (or "-perf") */
 	char tag[24], errtag[24];
 

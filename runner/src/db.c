@@ -443,7 +443,7 @@ int db_has_run(sqlite3 *db, const char *matrix, const char *cell, const char *va
 	snprintf(r, sizeof(r), "%d", rep);
 	return int_query(db, "SELECT COUNT(*) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?"
 			 " AND rep = CAST(? AS INTEGER) AND " HOST_BUSY_STATUS_SQL
-			 " NOT IN ('interrupted', 'host-busy')", args, 4, 0) > 0;
+			 " NOT IN ('interrupted', 'host-failed', 'host-busy')", args, 4, 0) > 0;
 }
 
 double db_avg_wall(sqlite3 *db, const char *cell)

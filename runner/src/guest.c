@@ -6,7 +6,9 @@
  * runner.  The runner sleeps in libvirt's event loop: lifecycle events end a
  * guest, an inotify watch on the console file delivers console output as it
  * is written (no polling), a timer enforces the deadline, and a signalfd
- * turns Ctrl-C into destroying every guest.
+ * turns Ctrl-C into destroying every guest.  A close callback notices
+ * libvirtd going away; the guests run on without it (QEMU does not need
+ * it) and are found again by name once a reconnect succeeds.
  */
 #define _GNU_SOURCE
 #include "guest.h"
@@ -111,10 +113,17 @@ static void finish(struct hypervisor *hv, struct guest *g)
 
 void guest_stop(struct hypervisor *hv, struct guest *g, enum guest_end why, const char *detail)
 {
+	char text[sizeof(g->end_detail)];
+
 	if (!g->running)
 		return;
+	snprintf(text, sizeof(text), "%s", detail);	/* detail may be g->end_detail itself */
 	g->end = why;
-	snprintf(g->end_detail, sizeof(g->end_detail), "%s", detail);
+	snprintf(g->end_detail, sizeof(g->end_detail), "%s", text);
+	if (hv->lost) {
+		g->stop_pending = true;	/* nothing can destroy it now: on the reconnect */
+		return;
+	}
 	/* Synchronous: when it returns, QEMU is gone. */
 	if (g->dom && virDomainDestroy(g->dom) < 0 && virDomainIsActive(g->dom) == 1)
 		info("rcuwb: warning: could not destroy %s: %s\n", g->name, virt_msg());
@@ -132,10 +141,16 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
 	if (event == VIR_DOMAIN_EVENT_CRASHED ||
 	    (event == VIR_DOMAIN_EVENT_STOPPED && (detail == VIR_DOMAIN_EVENT_STOPPED_CRASHED ||
 						    detail == VIR_DOMAIN_EVENT_STOPPED_FAILED))) {
-		g->end = END_CRASHED;
+		/*
+		 * STOPPED_FAILED: QEMU died under the guest (killed from
+		 * outside, as by the OOM killer): a harness failure unless
+		 * the console shows the kernel going down first.
+		 */
+		bool qemu_died = event == VIR_DOMAIN_EVENT_STOPPED && detail == VIR_DOMAIN_EVENT_STOPPED_FAILED;
+
+		g->end = qemu_died ? END_HOST_FAILED : END_CRASHED;
 		snprintf(g->end_detail, sizeof(g->end_detail), "libvirt reported the guest %s",
-			 event == VIR_DOMAIN_EVENT_CRASHED ? "crashed" :
-			 detail == VIR_DOMAIN_EVENT_STOPPED_FAILED ? "failed (QEMU died)" : "crashed");
+			 qemu_died ? "failed (QEMU died; killed from outside?)" : "crashed");
 		if (event == VIR_DOMAIN_EVENT_CRASHED)
 			virDomainDestroy(g->dom);
 		finish(hv, g);
@@ -170,6 +185,127 @@ static void on_console_event(int watch, int fd, int events, void *opaque)
 	drain_console(g->hv, g);
 }
 
+/* Stop every running guest (one pass: while libvirt is away, they wait for the reconnect). */
+static void stop_all(struct hypervisor *hv, enum guest_end why, const char *detail)
+{
+	struct guest *g, *next;
+
+	for (g = hv->guests; g; g = next) {
+		next = g->next;
+		guest_stop(hv, g, why, detail);
+	}
+}
+
+/* Unreachable for good: every guest ends here as the host's failure (its console may still show it finished). */
+static void give_up(struct hypervisor *hv, const char *why)
+{
+	while (hv->guests) {
+		struct guest *g = hv->guests;
+
+		g->end = g->stop_pending ? g->end : END_HOST_FAILED;
+		if (!g->stop_pending)
+			snprintf(g->end_detail, sizeof(g->end_detail), "%s", why);
+		finish(hv, g);
+	}
+}
+
+/* After a reconnect: every guest again by name; one that ended meanwhile ends now. */
+static void readopt(struct hypervisor *hv)
+{
+	struct guest *g, *next;
+
+	for (g = hv->guests; g; g = next) {
+		virDomainPtr dom = virDomainLookupByName(hv->conn, g->name);
+
+		next = g->next;
+		if (g->dom)
+			virDomainFree(g->dom);
+		g->dom = dom;
+		if (!dom || virDomainIsActive(dom) != 1) {
+			if (!g->stop_pending) {
+				g->end = END_HOST_FAILED;
+				snprintf(g->end_detail, sizeof(g->end_detail),
+					 "the guest ended while libvirtd was away");
+			}
+			finish(hv, g);
+		} else if (g->stop_pending) {
+			g->stop_pending = false;
+			guest_stop(hv, g, g->end, g->end_detail);
+		}
+	}
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque);
+
+/* Lifecycle events and the close callback on hv->conn. */
+static int hv_attach(struct hypervisor *hv)
+{
+	hv->lifecycle_cb = virConnectDomainEventRegisterAny(hv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+							    VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), hv, NULL);
+	if (hv->lifecycle_cb < 0)
+		return set_err("libvirt lifecycle events: %s", virt_msg());
+	if (virConnectRegisterCloseCallback(hv->conn, on_close, hv, NULL) < 0)
+		return set_err("libvirt close callback: %s", virt_msg());
+	return 0;
+}
+
+static void on_reconnect(int timer, void *opaque)
+{
+	struct hypervisor *hv = opaque;
+	virConnectPtr conn, old;
+
+	(void)timer;
+	if (!hv->lost)
+		return;
+	conn = virConnectOpen(hv->uri);
+	if (!conn) {
+		if (now_s() - hv->lost_at < HV_RECONNECT_S)
+			return;	/* again in a second */
+		virEventRemoveTimeout(hv->reconnect_timer);
+		hv->reconnect_timer = -1;
+		hv->gone = true;
+		info("rcuwb: libvirt at %s did not come back within %d s\n", hv->uri, HV_RECONNECT_S);
+		give_up(hv, "libvirtd went away and did not come back");
+		return;
+	}
+	virEventRemoveTimeout(hv->reconnect_timer);
+	hv->reconnect_timer = -1;
+	old = hv->conn;
+	hv->conn = conn;
+	hv->lost = false;
+	if (old) {
+		virConnectUnregisterCloseCallback(old, on_close);
+		virConnectClose(old);
+	}
+	if (hv_attach(hv) < 0) {
+		info("rcuwb: %s\n", last_err());
+		hv->gone = true;
+		give_up(hv, "libvirt came back without events");
+		return;
+	}
+	info("rcuwb: reconnected to libvirt at %s after %.0f s; %d guest(s) to find again\n", hv->uri,
+	     now_s() - hv->lost_at, hv->nrunning);
+	readopt(hv);
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque)
+{
+	struct hypervisor *hv = opaque;
+
+	if (conn != hv->conn || hv->lost || hv->closing)
+		return;	/* an old connection, or our own close */
+	hv->lost = true;
+	hv->lost_at = now_s();
+	hv->lifecycle_cb = -1;
+	info("rcuwb: lost the connection to libvirt at %s (%s) with %d guest(s) running: reconnecting\n",
+	     hv->uri, reason == VIR_CONNECT_CLOSE_REASON_EOF ? "libvirtd went away" : "closed", hv->nrunning);
+	hv->reconnect_timer = virEventAddTimeout(1000, on_reconnect, hv, NULL);
+	if (hv->reconnect_timer < 0) {
+		hv->gone = true;
+		give_up(hv, "lost the connection to libvirt");
+	}
+}
+
 static void on_signal(int watch, int fd, int events, void *opaque)
 {
 	struct hypervisor *hv = opaque;
@@ -181,8 +317,7 @@ static void on_signal(int watch, int fd, int events, void *opaque)
 		return;
 	hv->interrupted = true;
 	info("\nrcuwb: %s: destroying %d running guest(s)\n", strsignal((int)si.ssi_signo), hv->nrunning);
-	while (hv->guests)
-		guest_stop(hv, hv->guests, END_INTERRUPTED, "runner interrupted");
+	stop_all(hv, END_INTERRUPTED, "runner interrupted");
 }
 
 int hv_open(struct hypervisor *hv, const char *uri)
@@ -190,7 +325,7 @@ int hv_open(struct hypervisor *hv, const char *uri)
 	sigset_t mask;
 
 	memset(hv, 0, sizeof(*hv));
-	hv->sig_fd = hv->sig_watch = hv->lifecycle_cb = -1;
+	hv->sig_fd = hv->sig_watch = hv->lifecycle_cb = hv->reconnect_timer = -1;
 	snprintf(hv->uri, sizeof(hv->uri), "%s", uri);
 	virSetErrorFunc(NULL, quiet_virt_errors);
 	if (virEventRegisterDefaultImpl() < 0)
@@ -202,10 +337,8 @@ int hv_open(struct hypervisor *hv, const char *uri)
 	if (virConnectGetVersion(hv->conn, &hv->qemu_version) < 0 ||
 	    virConnectGetLibVersion(hv->conn, &hv->libvirt_version) < 0)
 		return set_err("libvirt at %s: %s", uri, virt_msg());
-	hv->lifecycle_cb = virConnectDomainEventRegisterAny(hv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-							    VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), hv, NULL);
-	if (hv->lifecycle_cb < 0)
-		return set_err("libvirt lifecycle events: %s", virt_msg());
+	if (hv_attach(hv) < 0)
+		return -1;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -220,18 +353,26 @@ int hv_open(struct hypervisor *hv, const char *uri)
 
 void hv_close(struct hypervisor *hv)
 {
-	while (hv->guests)
-		guest_stop(hv, hv->guests, END_INTERRUPTED, "runner exiting");
+	stop_all(hv, END_INTERRUPTED, "runner exiting");
+	give_up(hv, "runner exiting while libvirt was away");	/* what could not be destroyed */
+	if (hv->reconnect_timer >= 0)
+		virEventRemoveTimeout(hv->reconnect_timer);
 	if (hv->sig_watch >= 0)
 		virEventRemoveHandle(hv->sig_watch);
 	if (hv->sig_fd >= 0)
 		close(hv->sig_fd);
+	hv->closing = true;
 	if (hv->conn) {
-		if (hv->lifecycle_cb >= 0)
-			virConnectDomainEventDeregisterAny(hv->conn, hv->lifecycle_cb);
+		if (!hv->lost) {
+			if (hv->lifecycle_cb >= 0)
+				virConnectDomainEventDeregisterAny(hv->conn, hv->lifecycle_cb);
+			virConnectUnregisterCloseCallback(hv->conn, on_close);
+		}
 		virConnectClose(hv->conn);
 	}
 	hv->conn = NULL;
+	hv->reconnect_timer = hv->sig_watch = -1;
+	hv->sig_fd = -1;
 }
 
 bool hv_has_kvm(struct hypervisor *hv)
@@ -265,7 +406,7 @@ int guest_start(struct hypervisor *hv, struct guest *g)
 	g->hv = hv;
 	g->timer = g->ino_watch = g->ino_fd = g->con_fd = -1;
 	g->dom = NULL;
-	g->running = false;
+	g->running = g->stop_pending = false;
 	g->end_detail[0] = '\0';
 	if (watch_console(g) < 0)
 		goto fail;
@@ -295,6 +436,26 @@ fail:
 		close(g->con_fd);
 	g->ino_fd = g->con_fd = -1;
 	return -1;
+}
+
+static void wake(int timer, void *opaque)
+{
+	(void)timer;
+	*(bool *)opaque = true;
+}
+
+int hv_sleep(struct hypervisor *hv, int ms)
+{
+	bool woke = false;
+	int timer = virEventAddTimeout(ms, wake, &woke, NULL), ret = 0;
+
+	if (timer < 0)
+		return set_err("libvirt event loop: cannot add a timer");
+	while (!woke && !hv->interrupted && ret == 0)
+		if (virEventRunDefaultImpl() < 0)
+			ret = set_err("libvirt event loop: %s", virt_msg());
+	virEventRemoveTimeout(timer);
+	return ret;
 }
 
 int hv_wait(struct hypervisor *hv, int until)

@@ -36,6 +36,7 @@ struct guest {
 	enum guest_end end;
 	char end_detail[160];
 	double started, ended;
+	bool stop_pending;		/* stopped while libvirt was away: destroy on reconnect */
 	struct guest *next;
 };
 
@@ -45,11 +46,28 @@ struct hypervisor {
 	unsigned long qemu_version, libvirt_version;
 	int sig_fd, sig_watch, lifecycle_cb;
 	bool interrupted;
+	/*
+	 * The connection closed under the runner (libvirtd killed or
+	 * restarted): lost until a reconnect (once a second) succeeds; gone
+	 * when libvirtd did not come back within HV_RECONNECT_S.
+	 */
+	bool lost, gone, closing;
+	double lost_at;
+	int reconnect_timer;
 	struct guest *guests;		/* running */
 	int nrunning;
 };
 
-/* Connect (after registering libvirt's default event loop) and catch SIGINT/SIGTERM. */
+#define HV_RECONNECT_S 120
+
+/*
+ * Connect (after registering libvirt's default event loop) and catch
+ * SIGINT/SIGTERM.  When the connection closes under the runner (libvirtd
+ * killed or restarted), the guests go on (QEMU does not need libvirtd), the
+ * runner reconnects and finds them again by name; a guest that ended while
+ * libvirtd was away ends with END_HOST_FAILED (its console decides whether
+ * it had finished), one stopped meanwhile is destroyed on the reconnect.
+ */
 int hv_open(struct hypervisor *hv, const char *uri);
 void hv_close(struct hypervisor *hv);
 /* "7.2.0" */
@@ -61,6 +79,8 @@ bool hv_has_kvm(struct hypervisor *hv);
 int guest_start(struct hypervisor *hv, struct guest *g);
 /* Run the event loop until fewer than `until` guests are running. */
 int hv_wait(struct hypervisor *hv, int until);
+/* Run the event loop for ms milliseconds (or until interrupted): waiting for another runner's PUs. */
+int hv_sleep(struct hypervisor *hv, int ms);
 /* Destroy a running guest, recording why. */
 void guest_stop(struct hypervisor *hv, struct guest *g, enum guest_end why, const char *detail);
 

@@ -232,6 +232,10 @@ static void unstage(struct job *j)
 		snprintf(path, sizeof(path), "%s/%s", j->stage_dir, files[i]);
 		unlink(path);
 	}
+	for (i = 0; i < 10; i++) {	/* virtlogd's rotations of a large console */
+		snprintf(path, sizeof(path), "%s/console.log.%zu", j->stage_dir, i);
+		unlink(path);
+	}
 	rmdir(j->stage_dir);
 }
 

@@ -158,17 +158,54 @@ static int parse_topology(struct ycfg *c, yaml_node_t *n, const char *key, int d
 	return 0;
 }
 
-static int parse_list_of_str(struct ycfg *c, yaml_node_t *n, const char *key, char (*out)[256],
-			     int *count)
+/*
+ * Boot parameters go onto the guest's kernel command line (in the domain
+ * XML, the run directory's cmdline file and the cell's name): words of
+ * key[=value], the key in letters, digits and "._-", the value printable
+ * ASCII without quotes, backslashes or shell metacharacters, which the
+ * kernel's own parser (parse_args()) or a shell rerunning it would read
+ * otherwise.  Returns NULL when good, else what is wrong.
+ */
+static const char *bad_boot_params(const char *s)
+{
+	static const char key_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+			return "a control or non-ASCII character: give words of key=value";
+		if (strchr("\"'`$\\;&|<>(){}", *p))
+			return "quotes, backslashes and shell metacharacters would be read by the kernel's parser "
+			       "or a shell: give words of key=value";
+	}
+	for (p = s; *p;) {
+		size_t key;
+
+		p += strspn(p, " ");
+		if (!*p)
+			break;
+		key = strspn(p, key_chars);
+		if (!key || (p[key] && p[key] != ' ' && p[key] != '='))
+			return "each word is key or key=value, the key in letters, digits and ._-";
+		p += strcspn(p, " ");
+	}
+	return NULL;
+}
+
+static int parse_boot_params(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *items[MATRIX_MAX];
+	const char *why;
 	int i;
 
-	if (ycfg_seq(c, n, key, MATRIX_MAX, items, count) < 0)
+	if (ycfg_seq(c, n, "boot_params", MATRIX_MAX, items, &m->nboot_params) < 0)
 		return -1;
-	for (i = 0; i < *count; i++)
-		if (ycfg_str(c, items[i], key, out[i], sizeof(out[i])) < 0)
+	for (i = 0; i < m->nboot_params; i++) {
+		if (ycfg_str(c, items[i], "boot_params", m->boot_params[i], sizeof(m->boot_params[i])) < 0)
 			return -1;
+		if ((why = bad_boot_params(m->boot_params[i])))
+			return ycfg_err(c, items[i], "boot_params", why);
+	}
 	return 0;
 }
 
@@ -205,6 +242,8 @@ static int parse_kconfigs(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 	for (i = 0; i < m->nkconfigs; i++) {
 		if (ycfg_str(c, items[i], "kconfigs", m->kconfigs[i], sizeof(m->kconfigs[i])) < 0)
 			return -1;
+		if (!good_name(m->kconfigs[i]))
+			return ycfg_err(c, items[i], "kconfigs", "a scenario name has letters, digits, '.', '_', '-'");
 		if (!kconfig_exists(m->kconfigs[i], avail, sizeof(avail))) {
 			snprintf(msg, sizeof(msg), "no Kconfig scenario '%s' (no %s/scenarios/%s.config); there are: %s",
 				 m->kconfigs[i], kconfig_dir(), m->kconfigs[i], avail[0] ? avail : "none");
@@ -309,9 +348,14 @@ static int parse_probe(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 		} else if (!strcmp(ks, "prims")) {
 			if (ycfg_seq(c, v, "probe.prims", MATRIX_MAX, items, &m->nprims) < 0)
 				return -1;
-			for (i = 0; i < m->nprims; i++)
+			for (i = 0; i < m->nprims; i++) {
 				if (ycfg_str(c, items[i], "probe.prims", m->probe_prims[i], sizeof(m->probe_prims[i])) < 0)
 					return -1;
+				if (strspn(m->probe_prims[i], "abcdefghijklmnopqrstuvwxyz0123456789,_-") !=
+				    strlen(m->probe_prims[i]))
+					return ycfg_err(c, items[i], "probe.prims",
+							"give primitive names (lower-case letters, digits, '_'), comma-separated");
+			}
 		} else if (!strcmp(ks, "calls")) {
 			if (ycfg_int(c, v, "probe.calls", 1, 100, &m->probe_calls) < 0)
 				return -1;
@@ -352,7 +396,7 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 		else if (!strcmp(ks, "probe"))
 			r = parse_probe(c, v, m), m->probe_line = ycfg_line(k);
 		else if (!strcmp(ks, "boot_params"))
-			r = parse_list_of_str(c, v, "boot_params", m->boot_params, &m->nboot_params);
+			r = parse_boot_params(c, v, m);
 		else if (!strcmp(ks, "reps"))
 			r = ycfg_int(c, v, "reps", 1, 10000, &m->reps);
 		else if (!strcmp(ks, "timeout"))
@@ -370,6 +414,9 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 			return -1;
 	}
 	m->seed = (unsigned long long)seed;
+	if (!good_name(m->name))
+		return ycfg_err(c, root, "name", "the matrix's name (from the file's name unless given) has other characters "
+				"than letters, digits, '.', '_', '-': give a name: key");
 	if (!m->nvariants)
 		return ycfg_err(c, root, "variants", "missing: list the kernel variants to run");
 	if (!topos)
@@ -487,6 +534,7 @@ int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n)
 	struct planned_run *cells = calloc((size_t)ncells_max, sizeof(*cells)), *out;
 	unsigned long long seed = m->seed;
 	int t, mode, bp, kc, ncells = 0, rep, i, v;
+	unsigned long long total;
 	size_t k = 0;
 
 	if (!cells)
@@ -500,7 +548,13 @@ int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n)
 					cells[ncells++] = (struct planned_run){ .topo = t, .mode = mode,
 										.boot_params = bp, .kconfig = kc };
 				}
-	out = calloc((size_t)(ncells * m->reps * m->nvariants), sizeof(*out));
+	total = (unsigned long long)ncells * (unsigned long long)m->reps * (unsigned long long)m->nvariants;
+	if (total > MATRIX_MAX_RUNS) {
+		free(cells);
+		return set_err("%s: %llu runs (%d cells x %d variants x %d reps): at most %d in one matrix",
+			       m->path, total, ncells, m->nvariants, m->reps, MATRIX_MAX_RUNS);
+	}
+	out = calloc((size_t)total, sizeof(*out));
 	if (!out) {
 		free(cells);
 		return set_err("out of memory");

@@ -9,6 +9,7 @@
 #include "topo.h"
 
 #define MATRIX_MAX 16
+#define MATRIX_MAX_RUNS 1000000	/* runs of one matrix: more is a typo, not a plan */
 
 struct matrix {
 	char path[PATH_MAX];

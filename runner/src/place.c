@@ -65,35 +65,75 @@ static void describe(const struct placer *p, struct placement *pl, unsigned vcpu
 	pl->oversub = (double)vcpus / pl->npus;
 }
 
-static unsigned free_in_node(const struct placer *p, unsigned node)
+static unsigned free_in_node(const struct placer *p, const bool *avail, unsigned node)
 {
 	unsigned i, n = 0;
 
 	for (i = 0; i < p->npus; i++)
-		n += !p->busy[i] && p->node[i] == node;
+		n += avail[i] && p->node[i] == node;
 	return n;
+}
+
+/* The PUs not busy here and, with shared locks, not held by another runner (those get locked). */
+static int reserve_free(struct placer *p, bool *avail, unsigned *n)
+{
+	unsigned i;
+	int r;
+
+	*n = 0;
+	memset(avail, 0, p->npus * sizeof(*avail));
+	for (i = 0; i < p->npus; i++) {
+		if (p->busy[i])
+			continue;
+		r = p->locks ? pulock_try(p->locks, p->os_index[i]) : 1;
+		if (r < 0)
+			return -1;
+		avail[i] = r == 1;
+		*n += avail[i];
+	}
+	return 0;
+}
+
+/* Unlock the reserved PUs the guest does not get. */
+static void unreserve(struct placer *p, const bool *avail, const bool *taken)
+{
+	unsigned i;
+
+	for (i = 0; p->locks && i < p->npus; i++)
+		if (avail[i] && !(taken && taken[i]))
+			pulock_release(p->locks, p->os_index[i]);
 }
 
 int place_take(struct placer *p, unsigned vcpus, struct placement *out)
 {
-	unsigned want = vcpus < p->npus ? vcpus : p->npus, i, node, best = ~0U;
+	unsigned want = vcpus < p->npus ? vcpus : p->npus, i, node, best = ~0U, navail;
+	bool avail[PLACE_MAX_PUS], taken[PLACE_MAX_PUS] = { false };
 
 	memset(out, 0, sizeof(*out));
 	if (p->npus - p->nbusy < want)
 		return 1;
+	if (reserve_free(p, avail, &navail) < 0) {
+		unreserve(p, avail, NULL);
+		return -1;
+	}
+	if (navail < want) {
+		unreserve(p, avail, NULL);
+		return 1;
+	}
 	/* the fullest node that still fits: packs guests, keeps big holes */
 	for (node = 0; node < p->nnodes; node++) {
-		unsigned f = free_in_node(p, node);
+		unsigned f = free_in_node(p, avail, node);
 
-		if (f >= want && (best == ~0U || f < free_in_node(p, best)))
+		if (f >= want && (best == ~0U || f < free_in_node(p, avail, best)))
 			best = node;
 	}
 	for (i = 0; i < p->npus && out->npus < want; i++)
-		if (!p->busy[i] && (best == ~0U || p->node[i] == best))
+		if (avail[i] && (best == ~0U || p->node[i] == best))
 			out->pu[out->npus++] = i;
 	for (i = 0; i < out->npus; i++)
-		p->busy[out->pu[i]] = true;
+		p->busy[out->pu[i]] = taken[out->pu[i]] = true;
 	p->nbusy += out->npus;
+	unreserve(p, avail, taken);
 	describe(p, out, vcpus);
 	return 0;
 }
@@ -106,5 +146,7 @@ void place_release(struct placer *p, const struct placement *pl)
 		if (p->busy[pl->pu[i]]) {
 			p->busy[pl->pu[i]] = false;
 			p->nbusy--;
+			if (p->locks)
+				pulock_release(p->locks, p->os_index[pl->pu[i]]);
 		}
 }

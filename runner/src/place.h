@@ -4,7 +4,9 @@
 
 #include <stdbool.h>
 
-#define PLACE_MAX_PUS 1024
+#include "pulock.h"
+
+#define PLACE_MAX_PUS PULOCK_MAX
 
 struct placer {
 	unsigned npus;			/* PUs in the budget */
@@ -13,6 +15,7 @@ struct placer {
 	unsigned nnodes;
 	bool busy[PLACE_MAX_PUS];
 	unsigned nbusy;
+	struct pulocks *locks;		/* shared with other runners; NULL = this process alone */
 };
 
 struct placement {
@@ -32,8 +35,10 @@ int place_init(struct placer *p, const char *synthetic, unsigned budget);
 /*
  * Give a guest of vcpus vCPUs PUs of its own: within one host NUMA node when
  * one has enough free PUs, else across nodes.  A guest larger than the whole
- * budget runs alone on all of it, oversubscribed.  Returns 1 when it does not
- * fit now (wait for a guest to end), 0 when placed.
+ * budget runs alone on all of it, oversubscribed.  With p->locks set, a PU is
+ * free only when no other rcuwb process holds it, and the guest's PUs stay
+ * locked until place_release().  Returns 1 when it does not fit now (wait
+ * for a guest to end, here or in another runner), 0 when placed, -1 on error.
  */
 int place_take(struct placer *p, unsigned vcpus, struct placement *out);
 void place_release(struct placer *p, const struct placement *pl);

@@ -13,7 +13,7 @@ const char *outcome_name(enum outcome o)
 		[OUT_BADNESS] = "badness", [OUT_RCUSCALE_ERROR] = "rcuscale-error",
 		[OUT_RCUSCALE_ABORTED] = "rcuscale-aborted", [OUT_DEADLOCK] = "deadlock",
 		[OUT_TOPOLOGY_MISMATCH] = "topology-mismatch", [OUT_QEMU_FAILED] = "qemu-failed",
-		[OUT_INTERRUPTED] = "interrupted",
+		[OUT_INTERRUPTED] = "interrupted", [OUT_HOST_FAILED] = "host-failed",
 	};
 	return o < OUT_NR ? names[o] : "?";
 }
@@ -136,6 +136,8 @@ const char *run_early_verdict(const struct run_spec *s, const struct console *c)
 		return "rcuscale aborted";
 	if (c->bad_count[BAD_PANIC])
 		return "kernel panic";
+	if (c->bytes > CONSOLE_MAX_BYTES)
+		return "console flood";
 	return NULL;
 }
 
@@ -168,6 +170,13 @@ void run_classify(const struct run_spec *s, const struct console *c, enum guest_
 
 	if (end == END_START_FAILED)
 		return set_result(r, OUT_QEMU_FAILED, end_detail);
+	/*
+	 * A guest that printed "reboot: Power down" had finished: how QEMU
+	 * went after that (killed, or ended while libvirtd was away, or not
+	 * before the deadline) says nothing about the kernel.
+	 */
+	if (c->power_down && (end == END_HOST_FAILED || end == END_TIMEOUT))
+		end = END_SHUTDOWN;
 	if (console_deadlocks(c, &hung)) {
 		snprintf(why, sizeof(why), "stage %d (%s) %s did not return: %s", hung->stage,
 			 hung->point, hung->prim, hung->evidence_text);
@@ -180,8 +189,16 @@ void run_classify(const struct run_spec *s, const struct console *c, enum guest_
 	}
 	if (c->bad_count[BAD_PANIC] || c->bad_count[BAD_OOPS] || c->bad_count[BAD_BUG])
 		return set_result(r, OUT_CRASH, c->first_bad);
+	if (c->bytes > CONSOLE_MAX_BYTES) {
+		snprintf(why, sizeof(why), "console flood: the guest wrote more than %llu KiB to its console",
+			 CONSOLE_MAX_BYTES >> 10);
+		return set_result(r, OUT_BADNESS, why);
+	}
 	if (end == END_INTERRUPTED)
 		return set_result(r, OUT_INTERRUPTED, end_detail);
+	/* no panic on the console: the host took the guest away, the kernel said nothing */
+	if (end == END_HOST_FAILED)
+		return set_result(r, OUT_HOST_FAILED, end_detail);
 	if (s->kind == RUN_RCUSCALE && c->aborted && !c->nsamples)
 		return set_result(r, OUT_RCUSCALE_ABORTED, c->abort_msg);
 	if (topology_mismatch(s, c, why, sizeof(why)))

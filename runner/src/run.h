@@ -50,7 +50,7 @@ struct run_spec {
 enum outcome {
 	OUT_OK, OUT_TIMEOUT, OUT_CRASH, OUT_BADNESS, OUT_RCUSCALE_ERROR,
 	OUT_RCUSCALE_ABORTED, OUT_DEADLOCK, OUT_TOPOLOGY_MISMATCH, OUT_QEMU_FAILED,
-	OUT_INTERRUPTED, OUT_NR
+	OUT_INTERRUPTED, OUT_HOST_FAILED, OUT_NR
 };
 
 /* What the runner saw of the guest from outside (libvirt). */
@@ -61,6 +61,7 @@ enum guest_end {
 	END_EARLY,		/* runner destroyed it on a console verdict */
 	END_INTERRUPTED,	/* Ctrl-C / SIGTERM */
 	END_START_FAILED,	/* domain did not start */
+	END_HOST_FAILED,	/* QEMU died under the guest (killed from outside) */
 };
 
 struct run_result {

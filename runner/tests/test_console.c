@@ -52,6 +52,27 @@ static void test_split_feed(void **state)
 	console_free(&c);
 }
 
+/* A guest that prints megabytes without a newline: the line is cut, the runner does not grow, parsing goes on. */
+static void test_flood_without_newline(void **state)
+{
+	static const char after[] = "\n[ 2.0] rcu-scale:    0 writer-duration:     0 4242\n";
+	char chunk[65536];
+	struct console c;
+	int i;
+
+	(void)state;
+	memset(chunk, 'x', sizeof(chunk));
+	console_init(&c);
+	for (i = 0; i < 64; i++)	/* 4 MiB */
+		assert_int_equal(console_feed(&c, chunk, sizeof(chunk)), 0);
+	assert_true(c.line.cap <= 8192);
+	assert_int_equal(console_feed(&c, after, sizeof(after) - 1), 0);
+	console_finish(&c);
+	assert_int_equal(c.nsamples, 1);
+	assert_true(c.samples[0].ns == 4242);
+	console_free(&c);
+}
+
 /* awk counts a last line without newline; a truncated number keeps its prefix. */
 static void test_truncated_last_line(void **state)
 {
@@ -359,6 +380,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_and_summary),
 		cmocka_unit_test(test_split_feed),
+		cmocka_unit_test(test_flood_without_newline),
 		cmocka_unit_test(test_truncated_last_line),
 		cmocka_unit_test(test_interleaved_printk),
 		cmocka_unit_test(test_missing_summary),

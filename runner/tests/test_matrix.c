@@ -98,6 +98,19 @@ static void test_errors(void **state)
 		     "4: cells[0]: cells must cover vCPUs 0.. in contiguous ranges, in order");
 	expect_error("variants: [a b]\ntopologies: [{vcpus: 2}]\n",
 		     "1: variants: a variant name has letters, digits, '.', '_', '-'");
+	/* values that reach the kernel command line, the domain XML or a file name */
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nboot_params: [\"x=\\\"1 2\\\"\"]\n",
+		     "3: boot_params: quotes, backslashes and shell metacharacters would be read by the kernel's "
+		     "parser or a shell: give words of key=value");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nboot_params:\n  - \"a=1\"\n  - \"b=1\\nc=2\"\n",
+		     "5: boot_params: a control or non-ASCII character: give words of key=value");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nboot_params: [\"=1\"]\n",
+		     "3: boot_params: each word is key or key=value, the key in letters, digits and ._-");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nprobe: {stages: [\"0\"], prims: [\"rcu tasks\"]}\n",
+		     "3: probe.prims: give primitive names (lower-case letters, digits, '_'), comma-separated");
+	expect_error("name: my matrix\nvariants: [a]\ntopologies: [{vcpus: 2}]\n",
+		     "1: name: the matrix's name (from the file's name unless given) has other characters than "
+		     "letters, digits, '.', '_', '-': give a name: key");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}\n", "3: not valid YAML: did not find expected ',' or ']'");
 	unlink(path);
 }
@@ -148,6 +161,26 @@ static void test_expand_interleaved(void **state)
 	free(r2);
 	free(r);
 	unlink(path);
+}
+
+/* A matrix of millions of runs is a typo: refused, without an int overflow on the way. */
+static void test_too_many_runs(void **state)
+{
+	struct planned_run *r = NULL;
+	struct matrix m;
+	char want[512];
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(load("variants: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p]\n"
+			      "topologies: [{vcpus: 1}, {vcpus: 2}, {vcpus: 3}, {vcpus: 4}, {vcpus: 5}, {vcpus: 6},"
+			      " {vcpus: 7}, {vcpus: 8}, {vcpus: 9}, {vcpus: 10}, {vcpus: 11}, {vcpus: 12},"
+			      " {vcpus: 13}, {vcpus: 14}, {vcpus: 15}, {vcpus: 16}]\nreps: 10000\n", &m), 0);
+	assert_int_equal(matrix_expand(&m, &r, &n), -1);
+	snprintf(want, sizeof(want), "%s: 2560000 runs (16 cells x 16 variants x 10000 reps): at most 1000000 in one matrix",
+		 path);
+	assert_string_equal(last_err(), want);
+	assert_null(r);
 }
 
 static void test_probe_dimensions(void **state)
@@ -214,8 +247,9 @@ static void test_kconfigs(void **state)
 	assert_non_null(strstr(last_err(), f));
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nkconfigs: [tree, tree]\n",
 		     "3: kconfigs: a scenario is listed twice");
-	expect_error_start("variants: [a]\ntopologies: [{vcpus: 2}]\nkconfigs: [../x]\n",
-		     "3: kconfigs: no Kconfig scenario '../x' (no ");
+	/* a name that would leave the scenarios directory is refused as a name */
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nkconfigs: [../x]\n",
+		     "3: kconfigs: a scenario name has letters, digits, '.', '_', '-'");
 	unsetenv("RCUWB_KCONFIG_DIR");
 	snprintf(f, sizeof(f), "rm -rf %s", dir);
 	assert_int_equal(system(f), 0);
@@ -229,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_expand_interleaved),
+		cmocka_unit_test(test_too_many_runs),
 		cmocka_unit_test(test_probe_dimensions),
 		cmocka_unit_test(test_kconfigs),
 	};

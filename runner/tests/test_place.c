@@ -1,6 +1,9 @@
 /* test_place.c: unit tests of guest placement on synthetic hwloc host topologies. */
 #include "unit.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "common.h"
 #include "place.h"
 
@@ -71,6 +74,87 @@ static void test_budget(void **state)
 	assert_int_equal(place_init(&p, "bogus:7", 0), -1);
 }
 
+/* A lock directory of this test's own, so that no real runner is disturbed. */
+static void lock_dir(char *dir, size_t cap)
+{
+	snprintf(dir, cap, "/tmp/rcuwb-test-pulock-%d", (int)getpid());
+	assert_int_equal(setenv("RCUWB_PU_LOCKS", dir, 1), 0);
+}
+
+/* Two runners (two sets of locks: flock conflicts between open files even in one process). */
+static void test_two_runners_share_pus(void **state)
+{
+	struct pulocks la, lb;
+	struct placer a, b;
+	struct placement pa, pb, pc;
+	char dir[64];
+
+	(void)state;
+	lock_dir(dir, sizeof(dir));
+	assert_int_equal(pulock_init(&la), 0);
+	assert_int_equal(pulock_init(&lb), 0);
+	assert_string_equal(la.dir, dir);
+	assert_int_equal(place_init(&a, "node:1 core:2 pu:1", 0), 0);
+	assert_int_equal(place_init(&b, "node:1 core:2 pu:1", 0), 0);
+	a.locks = &la;
+	b.locks = &lb;
+	assert_int_equal(place_take(&a, 1, &pa), 0);
+	assert_string_equal(pa.cpuset, "0");
+	/* b sees PU 0 held: a 2-vCPU guest must wait, a 1-vCPU one gets PU 1 */
+	assert_int_equal(place_take(&b, 2, &pb), 1);
+	assert_int_equal(b.nbusy, 0);
+	assert_int_equal(place_take(&b, 1, &pb), 0);
+	assert_string_equal(pb.cpuset, "1");
+	/* now a cannot place anything, and its failed try left PU 0 as it was */
+	assert_int_equal(place_take(&a, 1, &pc), 1);
+	assert_int_equal(pulock_try(&lb, 0), 0);
+	place_release(&a, &pa);
+	place_release(&b, &pb);
+	assert_int_equal(place_take(&b, 2, &pb), 0);
+	assert_string_equal(pb.cpuset, "0,1");
+	assert_int_equal(place_take(&a, 1, &pa), 1);
+	place_release(&b, &pb);
+	pulock_fini(&la);
+	pulock_fini(&lb);
+}
+
+/* A runner that dies holds nothing: the kernel drops its locks. */
+static void test_dead_runner_releases(void **state)
+{
+	struct pulocks l;
+	char dir[64];
+	int status;
+	pid_t pid;
+
+	(void)state;
+	lock_dir(dir, sizeof(dir));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pulocks c;
+
+		_exit(pulock_init(&c) == 0 && pulock_try(&c, 3) == 1 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(pulock_init(&l), 0);
+	assert_int_equal(pulock_try(&l, 3), 1);
+	assert_int_equal(pulock_try(&l, 3), 1);	/* already ours */
+	assert_int_equal(pulock_try(&l, PULOCK_MAX), -1);
+	pulock_fini(&l);
+}
+
+/* A lock directory that cannot be made is one clear error. */
+static void test_bad_lock_dir(void **state)
+{
+	struct pulocks l;
+
+	(void)state;
+	assert_int_equal(setenv("RCUWB_PU_LOCKS", "/proc/rcuwb-no/pus", 1), 0);
+	assert_int_equal(pulock_init(&l), -1);
+	assert_non_null(strstr(last_err(), "set RCUWB_PU_LOCKS to a writable directory"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -78,6 +162,9 @@ int main(void)
 		cmocka_unit_test(test_packs_fullest_node),
 		cmocka_unit_test(test_across_nodes_and_oversubscribed),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_two_runners_share_pus),
+		cmocka_unit_test(test_dead_runner_releases),
+		cmocka_unit_test(test_bad_lock_dir),
 	};
 	RUN_UNIT_TESTS("place", tests);
 }

@@ -44,7 +44,7 @@ GATE_DEFAULT_STATS <- c("mean", "p90")
 GATE_REPORTED_STATS <- c("p50", "p99")
 # Outcomes that are neither a result nor the kernel's fault: left out of
 # the failure counts (host-busy runs are left out everywhere).
-GATE_NOT_COUNTED <- c("interrupted", "host-busy")
+GATE_NOT_COUNTED <- c("interrupted", "host-failed", "host-busy")
 # Fields two sides must share, and the words used to name them.
 GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
                      libvirt_version = "libvirt version", host = "host",

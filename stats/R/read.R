@@ -8,7 +8,7 @@
 # Outcomes, as written by the runner.
 RCUWB_OUTCOMES <- c(
   "ok", "timeout", "crash", "badness", "rcuscale-error", "rcuscale-aborted",
-  "deadlock", "topology-mismatch", "qemu-failed", "interrupted"
+  "deadlock", "topology-mismatch", "qemu-failed", "interrupted", "host-failed"
 )
 
 # Outcomes that are a verdict on the kernel under test (not on the harness).
