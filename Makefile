@@ -136,6 +136,8 @@ check: deps libvirt runner initramfs
 	@mkdir -p runner/obj; rm -f runner/obj/check.log
 	@set -o pipefail; { \
 		$(MAKE) -s -C runner unit && \
+		$(MAKE) -s -C runner unit-san && \
+		$(MAKE) -s -C runner fuzz-regress && \
 		runner/tests/kvm-recheck-parity.sh && \
 		kernel-changes/tests/roundtrip.sh && \
 		kernel-changes/tests/apply-failure.sh && \
@@ -143,6 +145,8 @@ check: deps libvirt runner initramfs
 		Rscript stats/tests/run.R && \
 		runner/tests/integration.sh && \
 		runner/tests/matrix.sh && \
+		runner/tests/sanitizers.sh && \
+		runner/tests/faults.sh && \
 		runner/tests/gate.sh && \
 		runner/tests/midboot.sh && \
 		runner/tests/debian612.sh && \
@@ -152,7 +156,13 @@ check: deps libvirt runner initramfs
 	     END { printf "check: %d passed, %d failed\n", p, f }' runner/obj/check.log; \
 	exit $$rc
 
+# libFuzzer on the parsers (console, probe lines, matrix, schedule, variant
+# and series files): FUZZ_TIME seconds each; findings in runner/obj/fuzz/.
+FUZZ_TIME ?= 120
+fuzz: deps
+	@$(MAKE) -s -C runner fuzz FUZZ_TIME=$(FUZZ_TIME)
+
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench midboot report gate-calibration holdoff emulator results check clean
+.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench midboot report gate-calibration holdoff emulator results check fuzz clean

@@ -10,6 +10,8 @@ pkgs=(
 	qemu-system-x86 libvirt-daemon-system libvirt-clients libvirt-dev libxml2-dev libxml2-utils
 	# runner: host topology, results database, JSON, YAML, unit tests
 	hwloc libhwloc-dev libsqlite3-dev sqlite3 libjson-c-dev libyaml-dev libcmocka-dev pkg-config
+	# libFuzzer harnesses and sanitizer builds (clang's compiler-rt has libFuzzer)
+	clang libclang-rt-14-dev
 	# statistics
 	r-base-core r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-testthat r-cran-jsonlite r-cran-base64enc r-cran-svglite r-cran-xml2 r-cran-energy
 	# nightly schedules: systemd-analyze verify of the timer units; the

@@ -1,0 +1,25 @@
+# runner/fuzz/seeds.sh: seed_dirs NAME CORPUS copies the seed inputs of
+# harness NAME into CORPUS: the shipped files of its kind and fuzz/seeds/NAME.
+seed_dirs() {
+	local name=$1 corpus=$2 f
+	local -a files=()
+	case $name in
+	console) files=("$top"/runner/tests/data/*.log) ;;
+	matrix) files=("$top"/perf-configs/*.yaml) ;;
+	schedule) files=("$top"/perf-configs/schedules/*.yaml) ;;
+	esac
+	[ -d "$here/seeds/$name" ] && files+=("$here/seeds/$name"/*)
+	for f in "${files[@]}"; do
+		[ -f "$f" ] && cp -f "$f" "$corpus/seed-${f##*/}"
+	done
+	if [ "$name" = variant ]; then
+		# the first byte picks the parser: even = variant file, odd = series
+		for f in "$top"/kernel-changes/variants/*; do
+			{ printf 'v'; cat "$f"; } > "$corpus/seed-variant-${f##*/}"
+		done
+		for f in "$top"/kernel-changes/*/series; do
+			{ printf 's'; cat "$f"; } > "$corpus/seed-series-$(basename "$(dirname "$f")")"
+		done
+	fi
+	return 0
+}
