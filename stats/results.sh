@@ -93,10 +93,12 @@ itself with the plant at zero: normal GPs get whole ticks
 \`synchronize_rcu()\`, doses set from a pilot's control mean), expedited GPs
 a dilation of the interval rcuscale measures by N/1000
 (\`rcutree.planted_exp_permille\`: the dose is its own intended change,
-whatever the boot's speed), both on rcuscale's own clock.
+whatever the boot's speed); the normal plant spins on rcuscale's own clock,
+the expedited one on \`local_clock()\` (2-vCPU guests under TCG read an
+emulated HPET through rcuscale's clock, too slow to time a spin with).
 \`gatecal-v1\`/\`-v2\` (80 repetitions: a control of 80 runs and 80 of each
 dose, so that n = 20 draws from 4n) plant 10% and 25%; \`gatecal-doses-v1\`/\`-v2\`
-(10 repetitions) plant 5% and 50%; \`gatecal-within\` (10 boots a dose)
+(10 repetitions) plant 5% and 50%; \`gatecal-within\` ($(q "SELECT MAX(rep) FROM runs WHERE matrix = 'gatecal-within'") boots a dose)
 dilates only every second expedited GP of a boot, so that the dilation is
 measured inside boots, where the boot-to-boot spread cancels.
 1- and 2-vCPU guests, one rcuscale writer, holdoff boot, one guest
