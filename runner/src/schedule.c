@@ -163,6 +163,7 @@ static int parse_notify(struct ycfg *c, yaml_node_t *n, struct schedule *s)
 		return ycfg_err(c, n, "notify", "give the command as a list: [PROGRAM, ARG, ...] (no shell)");
 	if (ycfg_seq(c, n, "notify", SCHEDULE_MAX_ARGS, items, &count) < 0)
 		return -1;
+	schedule_free(s);	/* a second notify: key replaces the first (found by fuzzing: it leaked) */
 	for (i = 0; i < count; i++) {
 		if (!ycfg_scalar(items[i]))
 			return ycfg_err(c, items[i], "notify", "each argument is a string");
