@@ -117,33 +117,29 @@ refused() { # MSG RC FILE
 	[ "$2" -ne 0 ] && [ "$(wc -l <<< "$1")" = 1 ] && [[ $1 == "rcuwb: error: "*"$3"* ]]
 }
 
+# A database rcuwb must refuse before any guest starts, in one line naming
+# it, and leave as it was: refused_db FAULT INJECTION DB
+refused_db() {
+	local f0=$fail sum msg rc
+	sum=$(sha256sum < "$3")
+	msg=$("$rcuwb" -d "$3" run "$work/qk.yaml" 2>&1)
+	rc=$?
+	check "$1 is refused in one line naming it ($msg)" refused "$msg" "$rc" "$3"
+	expect "and left as it was" "$sum" "$(sha256sum < "$3")"
+	check "no domain started" no_domains
+	[ "$fail" -eq "$f0" ] && row "$1" "$2" "refused before any guest started, in one line: \`${msg//$work\//}\`" 0
+}
+
 # 4. A read-only database (a read-only filesystem: root ignores file modes).
-f0=$fail
-ro=$work/ro
-tmpfs "$ro" 16m
-cp "$db" "$ro/rcuwb.db"
-mount -o remount,ro "$ro"
-sum=$(sha256sum < "$ro/rcuwb.db")
-msg=$("$rcuwb" -d "$ro/rcuwb.db" run "$work/qk.yaml" 2>&1)
-rc=$?
-check "a read-only database is refused in one line naming it ($msg)" refused "$msg" "$rc" "$ro/rcuwb.db"
-expect "and left as it was" "$sum" "$(sha256sum < "$ro/rcuwb.db")"
-check "no domain started" no_domains
-[ "$fail" -eq "$f0" ] && row "a read-only database" "the database on a filesystem remounted read-only" \
-	"refused before any guest started, in one line: \`${msg//$work\//}\`" 0
+tmpfs "$work/ro" 16m
+cp "$db" "$work/ro/rcuwb.db"
+mount -o remount,ro "$work/ro"
+refused_db "a read-only database" "the database on a filesystem remounted read-only" "$work/ro/rcuwb.db"
 
 # 5. A corrupt database.
-f0=$fail
 cp "$db" "$work/corrupt.db"
 dd if=/dev/urandom of="$work/corrupt.db" bs=1 seek=0 count=100 conv=notrunc status=none
-sum=$(sha256sum < "$work/corrupt.db")
-msg=$("$rcuwb" -d "$work/corrupt.db" run "$work/qk.yaml" 2>&1)
-rc=$?
-check "a corrupt database is refused in one line naming it ($msg)" refused "$msg" "$rc" "$work/corrupt.db"
-expect "and left as it was" "$sum" "$(sha256sum < "$work/corrupt.db")"
-check "no domain started" no_domains
-[ "$fail" -eq "$f0" ] && row "a corrupt database" "its first 100 bytes overwritten at random" \
-	"refused before any guest started, in one line: \`${msg//$work\//}\`" 0
+refused_db "a corrupt database" "its first 100 bytes overwritten at random" "$work/corrupt.db"
 
 # 6. The results directory on a full filesystem: the database and the run
 #    directories on a small tmpfs, filled up.
