@@ -38,6 +38,10 @@ gate_json <- function(res, pretty = TRUE) {
     cells = cells,
     rows = rows,
     failures = res$failures,
+    # per row and host: the values per side that entered it (n_old, n_new)
+    # and the runs; hosts where only one side ran, left out
+    hosts = res$hosts,
+    left_out = res$left_out,
     refused = res$refused,
     hard_failures = res$hard_failures,
     text = I(res$text)
@@ -76,7 +80,9 @@ gate_junit <- function(res) {
   blocked <- nrow(res$hard_failures) > 0 || nrow(res$refused) > 0
   msg_of <- function(i) {
     r <- res$rows[res$rows$cell == v$cell[i] & res$rows$matrix == v$matrix[i], , drop = FALSE]
-    paste(c(v$verdict[i], gate_row_text(r)), collapse = "; ")
+    h <- res$hosts[res$hosts$cell == v$cell[i] & res$hosts$matrix == v$matrix[i], , drop = FALSE]
+    hosts <- if (isTRUE(res$several_hosts) && nrow(h)) paste("hosts:", gate_hosts_text(h))
+    paste(c(v$verdict[i], gate_row_text(r), hosts), collapse = "; ")
   }
   cases <- vapply(seq_len(nrow(v)), function(i) {
     msg <- msg_of(i)

@@ -3,8 +3,9 @@
 # Order of the checks, and the status (also the exit code of stats/gate.R):
 #   2  HARD FAILURE: some candidate run ended deadlock, rcuscale-aborted,
 #      crash, badness, topology-mismatch or rcuscale-error (named); or the
-#      sides are not comparable (accelerator, QEMU, libvirt, host, host PUs,
-#      oversubscription or kernel config differ; the difference is named).
+#      sides are not comparable (accelerator, QEMU, libvirt, host PUs or
+#      oversubscription differ within a host, the kernel config differs, or
+#      the sides share no host; the difference is named).
 #      Nothing else is computed for a refused comparison.
 #   1  SLOWDOWN: in some cell a gated statistic is slower beyond the
 #      threshold (rule below), or the candidate fails (timeout, qemu-failed,
@@ -36,6 +37,19 @@
 #                 efficiency 3/pi).
 # A timed-out rcuscale run of either side is a censored latency: +Inf for
 # every statistic (at least the timeout, slower than any finished run).
+#
+# Several hosts (strata.R): runs are compared within a host and combined
+# over the hosts of one shape (accelerator, host PUs, QEMU, libvirt): the
+# stratified Hodges-Lehmann estimate, the van Elteren test and bounds by
+# inverting it; hosts of different shape are separate rows ("cell@host");
+# a host with runs of one side only is left out (named); sides on disjoint
+# hosts are refused ("host differs").  The comparability fields are checked
+# within each host.  On one host everything is as described above.  The
+# failure test stays pooled over the hosts of one row: the runner runs both
+# sides of a repetition on the same host, so the hosts are balanced between
+# the sides and pooling the 2x2 tables cannot confound the failure rate
+# with the host (a Cochran-Mantel-Haenszel test would matter only for
+# unbalanced designs).
 
 GATE_STATUS_NAMES <- c("0" = "PASS", "1" = "SLOWDOWN", "2" = "HARD FAILURE",
                        "3" = "INCONCLUSIVE")
@@ -45,9 +59,11 @@ GATE_REPORTED_STATS <- c("p50", "p99")
 # Outcomes that are neither a result nor the kernel's fault: left out of
 # the failure counts (host-busy runs are left out everywhere).
 GATE_NOT_COUNTED <- c("interrupted", "host-failed", "host-busy")
-# Fields two sides must share, and the words used to name them.
+# Fields two sides must share within a host, and the words used to name
+# them.  The host itself is the stratum (strata.R): sides must share at
+# least one host ("host differs" otherwise).
 GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
-                     libvirt_version = "libvirt version", host = "host",
+                     libvirt_version = "libvirt version",
                      host_pus = "host PUs", oversub = "oversubscription")
 
 # The stable name of a cell, from the run's own fields only: the runner's
@@ -122,26 +138,34 @@ gate <- function(db, baseline, candidate, threshold = 0.05, alpha = 0.05,
 }
 
 # Fields that differ between the two sides of one cell: data.frame(cell,
-# field, baseline, candidate), no rows when comparable.
+# field, baseline, candidate), no rows when comparable.  Checked within each
+# host the two sides share (a cell on several hosts names it: "cell@host");
+# sides that share no host at all differ in "host".
 gate_comparability <- function(rt, baseline, candidate, allow_config = FALSE) {
   rows <- list()
-  vals <- function(x) {
-    x <- x[!is.na(x)]
-    if (is.numeric(x)) x <- round(x, 2)
-    paste(sort(unique(as.character(x))), collapse = ",")
-  }
+  if (is.null(rt$stratum)) rt$stratum <- run_hosts(rt)
   for (g in split(rt, rt$group, drop = TRUE)) {
-    a <- g[g$variant == baseline, , drop = FALSE]
-    b <- g[g$variant == candidate, , drop = FALSE]
-    if (!nrow(a) || !nrow(b)) next
-    for (f in names(GATE_COMPARABLE)) {
-      if (is.null(g[[f]])) next
-      va <- vals(a[[f]])
-      vb <- vals(b[[f]])
-      if (nzchar(va) && nzchar(vb) && va != vb) {
-        rows[[length(rows) + 1]] <- data.frame(cell = g$cell[1], matrix = g$matrix[1],
-                                               field = GATE_COMPARABLE[[f]],
-                                               baseline = va, candidate = vb)
+    cs <- cell_strata(g, baseline, candidate)
+    if (cs$disjoint) {
+      rows[[length(rows) + 1]] <- data.frame(cell = g$cell[1], matrix = g$matrix[1],
+                                             field = "host",
+                                             baseline = paste(cs$hosts_old, collapse = ","),
+                                             candidate = paste(cs$hosts_new, collapse = ","))
+      next
+    }
+    several <- length(unique(g$stratum)) > 1
+    for (h in intersect(cs$hosts_old, cs$hosts_new)) {
+      a <- g[g$variant == baseline & g$stratum == h, , drop = FALSE]
+      b <- g[g$variant == candidate & g$stratum == h, , drop = FALSE]
+      for (f in names(GATE_COMPARABLE)) {
+        if (is.null(g[[f]])) next
+        va <- field_vals(a[[f]])
+        vb <- field_vals(b[[f]])
+        if (nzchar(va) && nzchar(vb) && va != vb) {
+          rows[[length(rows) + 1]] <- data.frame(
+            cell = if (several) paste0(g$cell[1], "@", h) else g$cell[1], matrix = g$matrix[1],
+            field = GATE_COMPARABLE[[f]], baseline = va, candidate = vb)
+        }
       }
     }
   }
@@ -174,18 +198,34 @@ side_values <- function(g, stat) {
   c(g[[col]][g$usable], rep(Inf, sum(g$status == "timeout" & g$kind == "rcuscale")))
 }
 
+# The hosts of one row's runs, in the order they first ran.
+row_hosts <- function(g) unique(g$stratum[order(g$id)])
+
+# The log-scale comparison of one row (a group of gate_plan()): on one host
+# log_compare() (exact), on several the stratified comparison of strata.R.
+# Adds min_p, the smallest p-value its test can give (Tarone).
+row_compare <- function(g, baseline, candidate, stat, a) {
+  hosts <- row_hosts(g)
+  side <- function(v, h) side_values(g[g$variant == v & g$stratum %in% h, , drop = FALSE], stat)
+  if (length(hosts) <= 1) {
+    x <- log_compare(side(baseline, hosts), side(candidate, hosts), a = a)
+    x$min_p <- min_p_one_sided(x$n_new, x$n_old)
+    return(x)
+  }
+  strat_compare(lapply(hosts, function(h) side(baseline, h)),
+                lapply(hosts, function(h) side(candidate, h)), a = a)
+}
+
 # The rows of one statistic over all groups, verdicts included.
 gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
                            min_runs, gated) {
   rows <- lapply(groups, function(g) {
-    old <- side_values(g[g$variant == baseline, , drop = FALSE], stat)
-    new <- side_values(g[g$variant == candidate, , drop = FALSE], stat)
-    x <- log_compare(old, new, a = a)
+    x <- row_compare(g, baseline, candidate, stat, a)
     data.frame(cell = g$cell[1], matrix = g$matrix[1], stat = stat, gated = gated,
                n_old = x$n_old, n_new = x$n_new, censored_old = x$censored_old,
                censored_new = x$censored_new, estimate = x$rel, lower = x$rel_lo,
                upper = x$rel_hi, level = 1 - a, p = x$p, sd_log = x$sd,
-               min_p = min_p_one_sided(x$n_new, x$n_old), shift = x$shift, hi = x$hi)
+               min_p = x$min_p, shift = x$shift, hi = x$hi)
   })
   tab <- do.call(rbind, rows)
   enough <- tab$n_old >= min_runs & tab$n_new >= min_runs
@@ -215,6 +255,8 @@ gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
 
 # Failure rows: one per group, a one-sided Fisher test of the candidate's
 # failure share against the baseline's (Holm over the testable groups).
+# Pooled over the hosts of a row (see the header: the sides are balanced
+# over the hosts by the runner's blocks).
 gate_failure_rows <- function(groups, baseline, candidate, alpha) {
   rows <- lapply(groups, function(g) {
     g <- g[g$kind == "rcuscale" & !(g$status %in% GATE_NOT_COUNTED), , drop = FALSE]
@@ -237,6 +279,73 @@ gate_failure_rows <- function(groups, baseline, candidate, alpha) {
   tab
 }
 
+# Which rcuscale runs make which gate row.  Per cell (matrix, cell key):
+# hosts with runs of only one side are left out, the rest split by shape
+# (strata.R); a row is named after the cell, "@<hosts>" added when the cell
+# has several shape groups.  Returns list(groups: the rows' runs, `cell`
+# set to the row's name and `base_cell` to the cell's; hosts:
+# data.frame(cell, base_cell, matrix, host, accel, host_pus, runs_old,
+# runs_new) of the hosts compared; left_out: data.frame(cell, matrix, host,
+# variant, runs)).  Cells refused for disjoint hosts get no row.
+gate_plan <- function(rt, baseline, candidate) {
+  groups <- list()
+  hosts <- list()
+  left <- list()
+  for (g in split(rt, rt$group, drop = TRUE)) {
+    cs <- cell_strata(g, baseline, candidate)
+    if (cs$disjoint) next
+    if (nrow(cs$left_out) && any(g$kind == "rcuscale")) {
+      left[[length(left) + 1]] <- cbind(data.frame(cell = g$cell[1], matrix = g$matrix[1]),
+                                        cs$left_out)
+    }
+    sc <- g[g$kind == "rcuscale", , drop = FALSE]
+    for (k in seq_along(cs$groups)) {
+      x <- sc[sc$stratum %in% cs$groups[[k]], , drop = FALSE]
+      if (!nrow(x)) next
+      x$base_cell <- x$cell
+      x$cell <- paste0(x$cell, names(cs$groups)[k])
+      groups[[length(groups) + 1]] <- x
+      for (h in row_hosts(x)) {
+        y <- x[x$stratum == h, , drop = FALSE]
+        hosts[[length(hosts) + 1]] <- data.frame(
+          cell = x$cell[1], base_cell = x$base_cell[1], matrix = x$matrix[1], host = h,
+          accel = field_vals(y$accel), host_pus = field_vals(y$host_pus),
+          runs_old = sum(y$variant == baseline), runs_new = sum(y$variant == candidate))
+      }
+    }
+  }
+  groups <- groups[order(vapply(groups, function(g) g$cell[1], ""),
+                         vapply(groups, function(g) g$matrix[1], ""))]
+  list(groups = groups,
+       hosts = if (length(hosts)) do.call(rbind, hosts) else
+         data.frame(cell = character(), base_cell = character(), matrix = character(),
+                    host = character(), accel = character(), host_pus = character(),
+                    runs_old = integer(), runs_new = integer()),
+       left_out = if (length(left)) do.call(rbind, left) else
+         data.frame(cell = character(), matrix = character(), host = character(),
+                    variant = character(), runs = integer()))
+}
+
+# Values per host and side that entered each row (the first gated
+# statistic's): adds n_old, n_new to plan$hosts.
+gate_host_counts <- function(plan, baseline, candidate, stat) {
+  h <- plan$hosts
+  h$n_old <- integer(nrow(h))
+  h$n_new <- integer(nrow(h))
+  for (g in plan$groups) {
+    for (i in which(h$cell == g$cell[1] & h$matrix == g$matrix[1])) {
+      y <- g[g$stratum == h$host[i], , drop = FALSE]
+      count <- function(v) {
+        x <- side_values(y[y$variant == v, , drop = FALSE], stat)
+        sum(!is.na(x))
+      }
+      h$n_old[i] <- count(baseline)
+      h$n_new[i] <- count(candidate)
+    }
+  }
+  h
+}
+
 # The gate on an already built run table (see build_run_table()).
 gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
                            alpha = 0.05, min_runs = 3, stats = GATE_DEFAULT_STATS,
@@ -250,6 +359,7 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   # the config part of the cell key (build_run_table() made rt$cell one)
   rt$config <- sub(".*/(hz[^/]*).*", "\\1", rt$cell)
   rt$group <- paste(rt$matrix, rt$cell, sep = "\r")
+  rt$stratum <- run_hosts(rt)
   res <- list(baseline = baseline, candidate = candidate, matrix = matrix,
               threshold = threshold, alpha = alpha, alpha_stat = a, stats = stats,
               reported = report, min_runs = min_runs,
@@ -263,10 +373,11 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   )
   res$refused <- gate_comparability(rt, baseline, candidate, allow_config)
 
-  scale <- rt[rt$kind == "rcuscale", , drop = FALSE]
-  groups <- split(scale, scale$group, drop = TRUE)
-  groups <- groups[order(vapply(groups, function(g) g$cell[1], ""),
-                         vapply(groups, function(g) g$matrix[1], ""))]
+  plan <- gate_plan(rt, baseline, candidate)
+  groups <- plan$groups
+  res$several_hosts <- length(unique(rt$stratum)) > 1
+  res$hosts <- gate_host_counts(plan, baseline, candidate, stats[1])
+  res$left_out <- plan$left_out
   if (nrow(res$refused) || !length(groups)) {
     res$rows <- NULL
     res$failures <- NULL
@@ -340,6 +451,21 @@ gate_row_text <- function(r) {
           r$n_old, r$n_new, cens, need)
 }
 
+# "tcp (5+5), session (4+4)": a row's hosts with the values per side
+# (baseline + candidate) that entered it.
+gate_hosts_text <- function(h) {
+  paste(sprintf("%s (%d+%d)", h$host, h$n_old, h$n_new), collapse = ", ")
+}
+
+# "left out: host big3 (3 runs of 'stock', none of 'cand')", one host per
+# clause: the hosts where only one side ran.
+gate_left_out_text <- function(lo, baseline, candidate) {
+  paste0("left out: ", paste(sprintf("host %s (%d run%s of '%s', none of '%s')", lo$host, lo$runs,
+                                     ifelse(lo$runs == 1, "", "s"), lo$variant,
+                                     ifelse(lo$variant == baseline, candidate, baseline)),
+                             collapse = "; "))
+}
+
 # Human-readable lines for a gate result.
 gate_text <- function(res) {
   head <- sprintf("rcuwb gate: %s (status %d): candidate '%s' vs baseline '%s'%s",
@@ -354,6 +480,12 @@ gate_text <- function(res) {
     paste(res$reported, collapse = ", "))
   cav <- paste0("  caveat: ", res$caveat_text)
   lines <- c(head, rule, cav)
+  if (isTRUE(res$several_hosts)) {
+    lines <- c(lines, paste(
+      "  hosts: runs compared within each host and combined over hosts of one shape (stratified",
+      "Hodges-Lehmann estimate, one-sided van Elteren test, bounds by inverting it); hosts of",
+      "another accelerator, host PUs, QEMU or libvirt are separate rows (cell@hosts)"))
+  }
   if (nrow(res$hard_failures)) {
     h <- res$hard_failures
     lines <- c(lines, sprintf("  HARD FAILURE  %s  run %s (%s rep %s) %s%s", h$cell, h$run_id,
@@ -374,6 +506,7 @@ gate_text <- function(res) {
   several <- length(unique(res$cells$matrix)) > 1
   r <- res$rows
   ord <- order(match(res$cells$verdict, c("SLOWDOWN", "INCONCLUSIVE", "PASS")), res$cells$cell)
+  told <- character()
   for (i in ord) {
     cl <- res$cells[i, ]
     x <- r[r$cell == cl$cell & r$matrix == cl$matrix, , drop = FALSE]
@@ -383,6 +516,21 @@ gate_text <- function(res) {
       paste0(": decide with ", fmt_needed(cl$runs_needed), " runs per side")
     } else ""
     lines <- c(lines, sprintf("  %-12s  %s%s", cl$verdict, name, extra))
+    # on several hosts: the hosts of the row with their runs per side, and
+    # the hosts of the cell left out (under the cell's first row)
+    if (isTRUE(res$several_hosts)) {
+      h <- res$hosts[res$hosts$cell == cl$cell & res$hosts$matrix == cl$matrix, , drop = FALSE]
+      if (nrow(h)) {
+        lines <- c(lines, paste0("      hosts: ", gate_hosts_text(h)))
+        base <- h$base_cell[1]
+        lo <- res$left_out[res$left_out$cell == base & res$left_out$matrix == cl$matrix, ,
+                           drop = FALSE]
+        if (nrow(lo) && !(paste(base, cl$matrix) %in% told)) {
+          told <- c(told, paste(base, cl$matrix))
+          lines <- c(lines, paste0("      ", gate_left_out_text(lo, res$baseline, res$candidate)))
+        }
+      }
+    }
     lines <- c(lines, paste0("      ", ifelse(x$gated, sprintf("%-12s ", x$verdict),
                                                   sprintf("%-12s ", "(reported)")),
                              gate_row_text(x)))

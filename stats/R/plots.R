@@ -37,7 +37,9 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
   d$hi <- d[[paste0(metric, "_hi")]]
   d$params <- cell_params_label(d$nwriters, d$nreaders, d$boot_params)
   d$matrix <- if (is.null(d$matrix)) "" else ifelse(is.na(d$matrix), "", d$matrix)
-  d$line <- interaction(d$variant, d$params, d$matrix, drop = TRUE)
+  # a cell split by host shape ("cell@big1") draws its own line per shape
+  d$shape_group <- ifelse(grepl("@", d$cell, fixed = TRUE), sub("^[^@]*", "", d$cell), "")
+  d$line <- interaction(d$variant, d$params, d$matrix, d$shape_group, drop = TRUE)
   d$numa_nodes <- ifelse(is.na(d$numa_nodes), 1, d$numa_nodes)
   if (is.null(d$max_oversub)) d$max_oversub <- NA_real_
   several_params <- length(unique(d$params)) > 1
@@ -46,7 +48,8 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
   aes_line <- ggplot2::aes(x = vcpus, y = y, colour = variant, group = line)
   if (several_params) aes_line$linetype <- quote(params)
   if (several_matrices) aes_line$shape <- quote(matrix)
-  shown <- runs[paste(runs$cell, runs$variant) %in% paste(d$cell, d$variant), , drop = FALSE]
+  shown <- runs[paste(runs$cell, runs$variant) %in% paste(sub("@.*", "", d$cell), d$variant), ,
+                drop = FALSE]
   # lines only where a line has two or more points (ggplot2 notes the rest)
   multi <- d[ave(seq_len(nrow(d)), d$line, FUN = length) > 1, , drop = FALSE]
   over <- d[!is.na(d$max_oversub) & d$max_oversub > 1, , drop = FALSE]

@@ -120,6 +120,10 @@ cells_display_table <- function(cells, metrics) {
   out <- data.frame(cell = cells$cell, variant = cells$variant, runs = cells$runs,
                     ok = cells$ok, failed = cells$failed, outcomes = cells$outcomes,
                     samples = cells$samples)
+  # which hosts a cell ran on, once there is more than one
+  if (!is.null(cells$hosts) && length(unique(unlist(strsplit(cells$hosts, ",")))) > 1) {
+    out$hosts <- cells$hosts
+  }
   for (m in metrics) {
     out[[paste(m, "median [95% CI]")]] <- fmt_ci(cells[[paste0(m, "_median")]],
                                                  cells[[paste0(m, "_lo")]],
@@ -183,6 +187,30 @@ gate_display_table <- function(res) {
              check.names = FALSE)
 }
 
+# Runs per host as a display table (summarise_hosts()).
+hosts_display_table <- function(hosts) {
+  data.frame(host = hosts$host, accel = hosts$accel, `host PUs` = hosts$host_pus,
+             QEMU = hosts$qemu_version, libvirt = hosts$libvirt_version, runs = hosts$runs,
+             ok = hosts$ok, failed = hosts$failed, `failed by outcome` = hosts$failures,
+             `runs per variant` = hosts$variants, check.names = FALSE)
+}
+
+# A gate result's hosts per row: the values per side on each host, and the
+# hosts left out because only one side ran there.
+gate_hosts_display_table <- function(res) {
+  h <- res$hosts
+  out <- data.frame(cell = h$cell, host = h$host, accel = h$accel, `host PUs` = h$host_pus,
+                    runs = paste0(h$n_old, "+", h$n_new), compared = "yes", check.names = FALSE)
+  lo <- res$left_out
+  if (!is.null(lo) && nrow(lo)) {
+    out <- rbind(out, data.frame(
+      cell = lo$cell, host = lo$host, accel = "", `host PUs` = "",
+      runs = ifelse(lo$variant == res$baseline, paste0(lo$runs, "+0"), paste0("0+", lo$runs)),
+      compared = "no: one side only", check.names = FALSE))
+  }
+  out
+}
+
 # Every candidate's gate rows in one CSV-ready data.frame.
 gate_rows_table <- function(comparisons) {
   rows <- lapply(names(comparisons), function(cand) {
@@ -202,7 +230,15 @@ comparability_warnings <- function(rt, a, b) {
   w <- character()
   same <- function(x, y) identical(sort(unique(stats::na.omit(x))), sort(unique(stats::na.omit(y))))
   if (!same(ra$accel, rb$accel)) w <- c(w, "accelerators differ")
-  if (!same(ra$host, rb$host)) w <- c(w, "hosts differ")
+  # hosts where only one of the two ran: the gate leaves them out (or
+  # refuses when the two share no host)
+  ha <- sort(unique(run_hosts(ra)))
+  hb <- sort(unique(run_hosts(rb)))
+  if (nrow(ra) && nrow(rb) && !identical(ha, hb)) {
+    only <- c(if (length(setdiff(ha, hb))) sprintf("only %s: %s", a, paste(setdiff(ha, hb), collapse = ",")),
+              if (length(setdiff(hb, ha))) sprintf("only %s: %s", b, paste(setdiff(hb, ha), collapse = ",")))
+    w <- c(w, sprintf("hosts differ (%s)", paste(only, collapse = "; ")))
+  }
   if (!same(ra$host_pus, rb$host_pus)) w <- c(w, "host PU counts differ")
   if (!same(ra$kernel_version, rb$kernel_version)) w <- c(w, "kernel versions differ")
   if (!same(ra$qemu_version, rb$qemu_version)) w <- c(w, "QEMU versions differ")
@@ -235,6 +271,7 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
   })
   rt <- build_run_table(data$runs, run_stats(data$samples))
   cells <- summarise_cells(rt, metrics = metrics, R = R, conf = conf, seed = seed)
+  hosts <- summarise_hosts(rt)
   scale_variants <- sort(unique(rt$variant[rt$kind == "rcuscale"]))
   if (is.null(baseline) && length(scale_variants)) baseline <- first_variant(rt)
   if (is.null(candidates)) candidates <- setdiff(scale_variants, baseline)
@@ -292,6 +329,7 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
   csv_paths <- c(
     runs = csv(per_run, "runs.csv"),
     cells = csv(cells, "cells.csv"),
+    hosts = csv(hosts, "hosts.csv"),
     comparisons = csv(gate_rows_table(comparisons), "comparisons.csv"),
     gp_modes = csv(gp_cmp, "gp_modes.csv"),
     midboot = csv(mb, "midboot.csv")
@@ -339,6 +377,15 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
   ))
 
   blocks <- c(blocks, list(blk_h("Runs", 2), blk_table(runs_overview_table(rt))))
+  if (nrow(hosts)) {
+    blocks <- c(blocks, list(
+      blk_h("Hosts", 2),
+      blk_p(paste("Runs per host (the label from the hosts file). The gate compares the variants",
+                  "within a host and combines hosts of the same shape (accelerator, host PUs,",
+                  "QEMU, libvirt); hosts of different shape are compared separately",
+                  "(cells named cell@host).")),
+      blk_table(hosts_display_table(hosts))))
+  }
   blocks <- c(blocks, list(blk_h("Cells", 2),
                            blk_table(cells_display_table(cells, metrics))))
 
@@ -355,6 +402,9 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
                                blk_pre(res$text)))
       if (!is.null(res$rows) && nrow(res$rows)) {
         blocks <- c(blocks, list(blk_table(gate_display_table(res))))
+        if (isTRUE(res$several_hosts)) {
+          blocks <- c(blocks, list(blk_table(gate_hosts_display_table(res))))
+        }
       }
       key <- paste0("forest_", cand)
       if (!is.null(plot_paths[[key]])) {
@@ -399,7 +449,7 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
   write_utf8(render_html(blocks, title), html_path)
   invisible(list(
     md = md_path, html = html_path, plots = plot_paths, csv = csv_paths,
-    run_table = rt, cells = cells, comparisons = comparisons, gp_modes = gp_cmp,
+    run_table = rt, cells = cells, hosts = hosts, comparisons = comparisons, gp_modes = gp_cmp,
     midboot = mb, baseline = baseline, candidates = candidates
   ))
 }

@@ -68,10 +68,15 @@ outcome_counts <- function(status) {
 
 # One row per (cell, variant) of rcuscale runs (every outcome counted).
 # Columns: cell, variant, topology/parameters, runs, ok (usable runs),
-# failed (runs - ok), outcomes, samples (in usable runs) and, per metric m,
+# failed (runs - ok), outcomes, samples (in usable runs), hosts (the host
+# labels of the runs) and, per metric m,
 # m_median / m_lo / m_hi: median over usable runs of the per-run m, with its
 # bootstrap CI. The same seed is used for every cell, so a cell's CI does not
 # depend on which other cells are in the report.
+# A cell run on hosts of different shape (accelerator, host PUs, QEMU,
+# libvirt: strata.R) is one row per shape group, named "cell@host,host" as
+# in the gate: a median over a KVM and a TCG host, or a small and a big one,
+# describes neither.  Hosts of one shape share a row.
 summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
                             conf = 0.95, seed = 1) {
   rt <- run_table[run_table$kind == "rcuscale", , drop = FALSE]
@@ -81,7 +86,8 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
     out <- data.frame(cell = character(), variant = character())
     for (k in keep) out[[k]] <- run_table[[k]][0]
     out$runs <- integer(); out$ok <- integer(); out$failed <- integer()
-    out$outcomes <- character(); out$samples <- numeric(); out$max_oversub <- numeric()
+    out$outcomes <- character(); out$samples <- numeric(); out$hosts <- character()
+    out$max_oversub <- numeric()
     for (m in metrics) {
       out[[paste0(m, "_median")]] <- numeric()
       out[[paste0(m, "_lo")]] <- numeric()
@@ -91,6 +97,7 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
   }
   # a cell measured by several matrices (quick and full) is kept apart per
   # matrix: each matrix interleaves its own variants
+  rt$cell <- paste0(rt$cell, shape_suffix(rt))
   groups <- split(seq_len(nrow(rt)), list(rt$matrix, rt$cell, rt$variant), drop = TRUE, sep = "\r")
   rows <- lapply(groups, function(i) {
     g <- rt[i, , drop = FALSE]
@@ -102,6 +109,7 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
     row$failed <- nrow(g) - nrow(u)
     row$outcomes <- outcome_counts(g$status)
     row$samples <- sum(u$n)
+    row$hosts <- paste(sort(unique(run_hosts(g))), collapse = ",")
     ovs <- suppressWarnings(as.numeric(g$oversub))
     row$max_oversub <- if (any(!is.na(ovs))) max(ovs, na.rm = TRUE) else NA_real_
     for (m in metrics) {
@@ -114,6 +122,40 @@ summarise_cells <- function(run_table, metrics = RCUWB_METRICS, R = 2000,
   })
   out <- do.call(rbind, rows)
   out <- out[order(out$cell, out$matrix, out$variant), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+# One row per host (the label from the hosts file): its shape and its runs
+# of every kind.  Columns: host, accel, host_pus, qemu_version,
+# libvirt_version (distinct values, comma-separated), runs, ok (outcome ok
+# and not host-busy; for rcuscale runs also with samples), failed (runs -
+# ok), failures (the failed runs by status, e.g. "timeout=1
+# qemu-failed=2"), variants (runs per variant, e.g. "cand=10 stock=10":
+# the runner runs both sides of a repetition on one host, so these match).
+summarise_hosts <- function(run_table) {
+  cols <- c("accel", "host_pus", "qemu_version", "libvirt_version")
+  if (!nrow(run_table)) {
+    out <- data.frame(host = character())
+    for (k in cols) out[[k]] <- character()
+    out$runs <- integer(); out$ok <- integer(); out$failed <- integer()
+    out$failures <- character(); out$variants <- character()
+    return(out)
+  }
+  hosts <- run_hosts(run_table)
+  rows <- lapply(split(seq_len(nrow(run_table)), hosts), function(i) {
+    g <- run_table[i, , drop = FALSE]
+    row <- data.frame(host = hosts[i[1]])
+    for (k in cols) row[[k]] <- if (is.null(g[[k]])) "" else field_vals(g[[k]])
+    ok <- g$status == "ok"
+    row$runs <- nrow(g)
+    row$ok <- sum(ok)
+    row$failed <- sum(!ok)
+    row$failures <- outcome_counts(g$status[!ok])
+    row$variants <- outcome_counts(g$variant)
+    row
+  })
+  out <- do.call(rbind, rows)
   rownames(out) <- NULL
   out
 }

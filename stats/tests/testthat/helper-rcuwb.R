@@ -48,7 +48,7 @@ add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
                     detail = NA_character_, started_at = "2025-01-01T00:00:00Z",
                     host_other_cpu = NA_real_, hz = 250L, qemu = "7.2.22",
                     cmdline = "console=ttyS0 rcuscale.holdoff=3", seq_from = 1L,
-                    kconfig = NA_character_) {
+                    kconfig = NA_character_, host = "testhost", libvirt = "9.0.0") {
   cc <- cell_columns(cell)
   con <- DBI::dbConnect(RSQLite::SQLite(), path)
   on.exit(DBI::dbDisconnect(con))
@@ -57,11 +57,11 @@ add_run <- function(path, variant, cell = "v4-n1/normal/w1-r0", outcome = "ok",
     "nreaders, boot_params, vcpus, sockets, cores, threads, numa_nodes, accel, host, host_pus,",
     "oversub, started_at, outcome, outcome_detail, host_other_cpu, kconfig_hz,",
     "kconfig_preempt, kconfig_nohz, qemu_version, libvirt_version, cmdline, kconfig)",
-    "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, 'testhost', ?, ?, ?, ?, ?, ?,",
-    "?, 'full', 'idle', ?, '9.0.0', ?, ?)"),
+    "VALUES (?, ?, ?, ?, ?, '6.1.0', ?, ?, ?, ?, ?, 1, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?,",
+    "?, 'full', 'idle', ?, ?, ?, ?)"),
     params = list(matrix, cell, rep, kind, variant, cc$gp_mode, cc$nwriters, cc$nreaders,
-                  boot_params, cc$vcpus, cc$vcpus, cc$numa_nodes, accel, host_pus, oversub,
-                  started_at, outcome, detail, host_other_cpu, hz, qemu,
+                  boot_params, cc$vcpus, cc$vcpus, cc$numa_nodes, accel, host, host_pus, oversub,
+                  started_at, outcome, detail, host_other_cpu, hz, qemu, libvirt,
                   paste(cmdline, boot_params), kconfig))
   id <- DBI::dbGetQuery(con, "SELECT last_insert_rowid() AS id")$id
   if (length(samples_ns)) {
