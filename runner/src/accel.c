@@ -10,10 +10,24 @@
 
 #include "common.h"
 
-static void cache_key(struct bench *b, char *out, size_t cap)
+/*
+ * The local host's verdict holds for its boot and QEMU version; a remote
+ * host's for its URI, name and QEMU version (its boot id is not visible
+ * through libvirt).
+ */
+static void cache_key(struct vmhost *h, char *out, size_t cap)
 {
 	char boot_id[64] = "?";
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	FILE *f;
+
+	if (h->remote) {
+		char *name = virConnectGetHostname(h->hv.conn);
+
+		snprintf(out, cap, "%s@%s qemu-%lu", h->spec.uri, name ? name : "?", h->hv.qemu_version);
+		free(name);
+		return;
+	}
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
 
 	if (f) {
 		if (!fgets(boot_id, sizeof(boot_id), f))
@@ -21,37 +35,37 @@ static void cache_key(struct bench *b, char *out, size_t cap)
 		boot_id[strcspn(boot_id, "\n")] = '\0';
 		fclose(f);
 	}
-	snprintf(out, cap, "%s qemu-%lu", boot_id, b->hv.qemu_version);
+	snprintf(out, cap, "%s qemu-%lu", boot_id, h->hv.qemu_version);
 }
 
-static int cached_verdict(struct bench *b, const char *path)
+static int cached_verdict(struct vmhost *h, const char *path)
 {
-	char key[128], line[160];
+	char key[400], line[440];
 	FILE *f = fopen(path, "re");
 	int verdict = -1;
 
 	if (!f)
 		return -1;
-	cache_key(b, key, sizeof(key));
+	cache_key(h, key, sizeof(key));
 	if (fgets(line, sizeof(line), f) && !strncmp(line, key, strlen(key)))
 		verdict = strstr(line + strlen(key), " kvm") ? 1 : 0;
 	fclose(f);
 	return verdict;
 }
 
-static void store_verdict(struct bench *b, const char *path, bool kvm)
+static void store_verdict(struct vmhost *h, const char *path, bool kvm)
 {
-	char key[128];
+	char key[400];
 	FILE *f = fopen(path, "we");
 
 	if (!f)
 		return;
-	cache_key(b, key, sizeof(key));
+	cache_key(h, key, sizeof(key));
 	fprintf(f, "%s %s\n", key, kvm ? "kvm" : "tcg");
 	fclose(f);
 }
 
-static bool kvm_boots(struct bench *b, const struct kernel_build *k)
+static bool kvm_boots(struct bench *b, struct vmhost *h, const struct kernel_build *k)
 {
 	const char *t = getenv("RCUWB_KVM_PROBE_TIMEOUT");
 	struct bench probe = *b;
@@ -60,7 +74,8 @@ static bool kvm_boots(struct bench *b, const struct kernel_build *k)
 
 	probe.db = NULL;
 	probe.results_dir[0] = '\0';
-	probe.kvm = true;
+	h->kvm = true;
+	j.host = h;
 	run_spec_init(&j.spec);
 	j.spec.kind = RUN_BOOT;
 	j.spec.kernel = k;
@@ -76,37 +91,44 @@ static bool kvm_boots(struct bench *b, const struct kernel_build *k)
 	return ok;
 }
 
-int accel_choose(struct bench *b, const struct kernel_build *k, const char *mode)
+/* This machine's /dev/kvm can be opened at all (the local host only). */
+static bool local_kvm_opens(void)
 {
-	char path[PATH_MAX + 16];
-	int fd, v;
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 
-	if (!strcmp(mode, "tcg")) {
-		b->kvm = false;
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int accel_choose(struct bench *b, struct vmhost *h, const struct kernel_build *k, const char *mode)
+{
+	char path[PATH_MAX + 40];
+	int v;
+
+	h->kvm = false;
+	if (!strcmp(mode, "tcg"))
 		return 0;
-	}
 	if (!strcmp(mode, "kvm")) {
-		if (!hv_has_kvm(&b->hv))
-			return set_err("--accel kvm: libvirt offers no KVM domains on this host");
-		b->kvm = true;
+		if (!hv_has_kvm(&h->hv))
+			return set_err("--accel kvm: libvirt at %s offers no KVM domains", h->spec.uri);
+		h->kvm = true;
 		return 0;
 	}
 	if (strcmp(mode, "auto"))
 		return set_err("--accel %s: give auto, kvm or tcg", mode);
-	b->kvm = false;
-	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || !hv_has_kvm(&b->hv)) {
-		if (fd >= 0)
-			close(fd);
+	if ((!h->remote && !local_kvm_opens()) || !hv_has_kvm(&h->hv))
 		return 0;
-	}
-	close(fd);
-	snprintf(path, sizeof(path), "%s/accel-probe", b->results_dir);
-	v = cached_verdict(b, path);
+	if (h->remote)
+		snprintf(path, sizeof(path), "%s/accel-probe.host%d", b->results_dir, h->idx);
+	else
+		snprintf(path, sizeof(path), "%s/accel-probe", b->results_dir);
+	v = cached_verdict(h, path);
 	if (v < 0) {
-		v = kvm_boots(b, k);
-		store_verdict(b, path, v);
+		v = kvm_boots(b, h, k);
+		store_verdict(h, path, v);
 	}
-	b->kvm = v;
+	h->kvm = v;
 	return 0;
 }

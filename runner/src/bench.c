@@ -14,6 +14,7 @@
 #include "common.h"
 #include "gpstats.h"
 #include "hostload.h"
+#include "vmhost.h"
 
 void bench_report_run(const struct job *j, int idx, int total)
 {
@@ -40,6 +41,7 @@ void bench_report_run(const struct job *j, int idx, int total)
 			json_object_object_add(o, "p99_us", json_object_new_double(st.p99));
 		}
 		json_object_object_add(o, "accel", json_object_new_string(j->env.accel));
+		json_object_object_add(o, "host", json_object_new_string(j->env.host));
 		json_object_object_add(o, "wall_s", json_object_new_double(j->env.ended - j->env.started));
 		json_object_object_add(o, "host_other_cpu", j->env.host_other >= 0 ?
 				       json_object_new_double(j->env.host_other) : NULL);
@@ -56,34 +58,89 @@ void bench_report_run(const struct job *j, int idx, int total)
 		info(" (%s)", j->result.detail);
 	if (st.n)
 		info(", %zu samples, p50 %.0f us p90 %.0f us p99 %.0f us", st.n, st.p50, st.p90, st.p99);
-	info(" [%s, %.1f s]", j->env.accel, j->env.ended - j->env.started);
+	info(" [%s on %s, %.1f s]", j->env.accel, j->env.host, j->env.ended - j->env.started);
 	if (load_is_busy(j->env.host_other, j->env.host_pus))
 		info(" HOST BUSY: other processes used %.2f of %u PUs; not used by reports, "
 		     "--resume repeats it", j->env.host_other, j->env.host_pus);
 	info("\n");
 }
 
-int bench_open(struct bench *b, const struct kernel_build *k, const char *accel)
+/* A host is up: identity, placement, accelerator (again after an outage: only what it lacks). */
+int bench_host_ready(struct bench *b, struct vmhost *h, const struct kernel_build *k, const char *accel,
+		     struct pulocks *locks)
+{
+	if (h->ready)
+		return 0;
+	if (vmhost_setup(h, locks) < 0 || accel_choose(b, h, k, accel) < 0) {
+		h->ready = false;
+		return set_err("host %s: %s", h->spec.label[0] ? h->spec.label : h->spec.uri, last_err());
+	}
+	vmhost_link_same_machine(h, b->hosts, b->nhosts);
+	info("rcuwb: host %s (%s): %s guests, %u PUs (%u for guests), %u NUMA node(s), QEMU %lu.%lu, "
+	     "libvirt %lu.%lu%s\n", h->info.name, h->spec.uri, h->kvm ? "KVM" : "TCG", h->info.pus,
+	     h->pl.npus, h->info.nodes, h->hv.qemu_version / 1000000, h->hv.qemu_version / 1000 % 1000,
+	     h->hv.libvirt_version / 1000000, h->hv.libvirt_version / 1000 % 1000,
+	     h->remote ? "; reached through libvirt only" : "");
+	return 0;
+}
+
+int bench_open(struct bench *b, const struct hosts *hs, const struct kernel_build *k, const char *accel,
+	       struct pulocks *locks)
 {
 	char dbdir[PATH_MAX];
+	bool fleet = hs->path[0] != '\0';
+	int i, up = 0;
 
 	snprintf(dbdir, sizeof(dbdir), "%s", opt_db);
 	snprintf(b->results_dir, sizeof(b->results_dir), "%s", dirname(dbdir));
 	if (mkdir_p(b->results_dir) < 0 || db_open(opt_db, &b->db) < 0)
 		return -1;
-	if (host_probe(&b->host, NULL) < 0 || hv_open(&b->hv, opt_uri) < 0)
-		return -1;
-	job_clean_stale(&b->hv);
-	if (accel_choose(b, k, accel) < 0)
-		return -1;
-	info("rcuwb: %s guests (%s), host %s with %u PUs, results in %s\n",
-	     b->kvm ? "KVM" : "TCG", b->kvm ? "kvm" : "qemu", b->host.name, b->host.pus, opt_db);
+	b->hosts = calloc((size_t)hs->n, sizeof(*b->hosts));
+	if (!b->hosts)
+		return set_err("out of memory");
+	for (i = 0; i < hs->n; i++) {
+		struct vmhost *h = &b->hosts[i];
+
+		/* the bench owns it from here: bench_close() closes what was opened */
+		b->nhosts = i + 1;
+		if (vmhost_open(h, &hs->h[i], i, fleet) < 0)
+			return -1;
+		if (h->hv.lost)
+			continue;	/* a fleet host down at the start: it joins when it is back */
+		if (bench_host_ready(b, h, k, accel, locks) < 0) {
+			if (!fleet)
+				return -1;
+			info("rcuwb: %s: left out of this matrix\n", last_err());
+			continue;
+		}
+		up++;
+	}
+	if (!up)
+		return set_err(fleet ? "%s: no host could be reached" : "%s", fleet ? hs->path : last_err());
+	info("rcuwb: results in %s\n", opt_db);
 	return 0;
+}
+
+bool bench_interrupted(const struct bench *b)
+{
+	int i;
+
+	for (i = 0; i < b->nhosts; i++)
+		if (b->hosts[i].hv.interrupted)
+			return true;
+	return false;
 }
 
 void bench_close(struct bench *b)
 {
-	hv_close(&b->hv);
+	int i;
+
+	for (i = 0; i < b->nhosts; i++)
+		vmhost_close(&b->hosts[i]);
+	free(b->hosts);
+	b->hosts = NULL;
+	b->nhosts = 0;
 	if (b->db)
 		db_close(b->db);
+	b->db = NULL;
 }

@@ -161,6 +161,7 @@ int do_boot(int argc, char **argv)
 	struct boot_opts o = { .variant = "stock", .kconfig = KCONFIG_DEFAULT, .accel = "auto", .vcpus = 2, .mem = 512,
 			       .reps = 1, .gp_normal = true };
 	struct bench b = { 0 };
+	struct hosts hs;
 	struct kernel_build k;
 	int ret, rep, m, idx = 0, total, failed = 0;
 
@@ -179,14 +180,15 @@ int do_boot(int argc, char **argv)
 	}
 	o.proto.kernel = &k;
 	snprintf(o.proto.kconfig, sizeof(o.proto.kconfig), "%s", k.kconfig);
-	if (bench_open(&b, &k, o.accel) < 0) {
+	hosts_single(&hs, opt_uri);
+	if (bench_open(&b, &hs, &k, o.accel, NULL) < 0) {
 		bench_close(&b);
 		kernel_free(&k);
 		return -1;
 	}
 	total = o.reps * (o.proto.kind == RUN_RCUSCALE ? o.gp_normal + o.gp_exp : 1);
-	for (rep = 0; rep < o.reps && !b.hv.interrupted; rep++) {
-		for (m = 0; m < 2 && !b.hv.interrupted; m++) {
+	for (rep = 0; rep < o.reps && !bench_interrupted(&b); rep++) {
+		for (m = 0; m < 2 && !bench_interrupted(&b); m++) {
 			struct job j = { .spec = o.proto };
 
 			if (o.proto.kind == RUN_RCUSCALE ? !(m ? o.gp_exp : o.gp_normal) : m)
@@ -206,9 +208,9 @@ int do_boot(int argc, char **argv)
 		if (ret < 0)
 			break;
 	}
-	if (b.hv.interrupted)
+	if (bench_interrupted(&b))
 		set_err("interrupted after %d of %d runs; the finished runs are stored in %s", idx, total, opt_db);
 	bench_close(&b);
 	kernel_free(&k);
-	return ret < 0 || b.hv.interrupted || failed ? -1 : 0;
+	return ret < 0 || bench_interrupted(&b) || failed ? -1 : 0;
 }

@@ -236,7 +236,8 @@ static int run_stage(struct round *r)
 {
 	char vars[140];
 	struct commit_run cr = { .matrix_path = r->m.path, .name = r->row.matrix, .variants = vars,
-				 .schedule = r->s.name, .resume = !r->force, .jobs = r->s.jobs };
+				 .schedule = r->s.name, .resume = !r->force, .jobs = r->s.jobs,
+				 .hosts = r->s.hosts };
 	double t0 = now_s();
 
 	if (strcmp(r->head, r->base))

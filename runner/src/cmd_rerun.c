@@ -64,6 +64,7 @@ int do_rerun(int argc, char **argv)
 	struct stored_run r;
 	struct kernel_build k = { 0 };
 	struct bench b = { 0 };
+	struct hosts hs;
 	struct job j = { 0 };
 	int c, id, timeout = 300, ret = -1;
 	sqlite3 *db;
@@ -91,12 +92,13 @@ int do_rerun(int argc, char **argv)
 	j.spec.timeout_s = timeout;
 	j.xml_again = xml.data;
 	j.env.rerun_of = id;
-	ret = bench_open(&b, &k, "auto");
+	hosts_single(&hs, opt_uri);
+	ret = bench_open(&b, &hs, &k, "auto", NULL);
 	if (ret == 0 && job_start(&b, &j) < 0 && j.guest.end != END_START_FAILED)
 		ret = -1;
 	if (ret == 0) {
 		snprintf(j.env.cmdline, sizeof(j.env.cmdline), "%s", cmdline.data);
-		ret = hv_wait(&b.hv, 1);
+		ret = hv_wait(&j.host->hv, 1);
 	}
 	if (ret == 0 && (ret = job_finish(&b, &j)) == 0)
 		bench_report_run(&j, 1, 1);

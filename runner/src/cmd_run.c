@@ -11,6 +11,8 @@
 #include "cli.h"
 #include "common.h"
 #include "db.h"
+#include "dispatch.h"
+#include "hosts.h"
 #include "matrix.h"
 #include "place.h"
 #include "variant.h"
@@ -34,6 +36,9 @@ static const char run_help[] =
 	"  -J, --jobs N         at most N guests at once (default: as many as fit)\n"
 	"  -C, --cpus N         host PUs guests may use (default: all)\n"
 	"  -a, --accel MODE     auto, kvm or tcg (default auto)\n"
+	"      --hosts FILE     run on the libvirt hosts of FILE (perf-configs/hosts/NAME.yaml;\n"
+	"                       perf-configs/hosts/README.md), each repetition of a cell on\n"
+	"                       one host; default: this machine (-c URI)\n"
 	"      --host-topology T plan against a synthetic hwloc topology (with --dry-run)\n"
 	"      --name NAME      store the runs as matrix NAME (default: the file's name:)\n"
 	"      --variants A,B   run these kernel variants instead of the file's variants:\n"
@@ -49,14 +54,8 @@ struct run_opts {
 	bool dry_run, resume;
 	int jobs, cpus;
 	const char *accel, *synthetic, *path;
-	const char *name, *variants, *schedule, *cell;
+	const char *name, *variants, *schedule, *cell, *hosts;
 	int reps;
-};
-
-struct slot {
-	struct job job;
-	struct placement place;
-	bool used;
 };
 
 static int parse_opts(int argc, char **argv, struct run_opts *o)
@@ -68,7 +67,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "host-topology", required_argument, NULL, 'T' },
 		{ "name", required_argument, NULL, 'N' }, { "variants", required_argument, NULL, 'V' },
 		{ "schedule", required_argument, NULL, 'S' }, { "cell", required_argument, NULL, 'E' },
-		{ "reps", required_argument, NULL, 'P' },
+		{ "reps", required_argument, NULL, 'P' }, { "hosts", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int c, ret = 0;
@@ -86,6 +85,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		case 'S': o->schedule = optarg; break;
 		case 'E': o->cell = optarg; break;
 		case 'P': ret = parse_int("--reps", optarg, 1, 10000, &o->reps); break;
+		case 'H': o->hosts = optarg; break;
 		case 'h': print_usage(run_help); return 1;
 		default: return bad_usage("run");
 		}
@@ -94,6 +94,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		return ret;
 	if (optind != argc - 1)
 		return set_err("run takes one matrix file: see 'rcuwb run --help'");
+	if (o->hosts && o->cpus)
+		return set_err("--cpus and --hosts: give each host's PU budget as pus: in %s", o->hosts);
 	o->path = argv[optind];
 	return 0;
 }
@@ -237,129 +239,48 @@ static void free_kernels(const struct matrix *m, struct kernel_build *k)
 	free(k);
 }
 
-/* A live line on a terminal: done/total, failures, elapsed, ETA from measured runs. */
-static void progress(int done, int total, int failed, double t0)
+/* The hosts: the file's, or this machine alone (its budget --cpus). */
+static int load_hosts(const struct run_opts *o, struct hosts *hs)
 {
-	int el = (int)(now_s() - t0), eta = done ? el * (total - done) / done : 0;
+	if (o->hosts) {
+		char buf[PATH_MAX];
 
-	if (quiet || json_output || !isatty(2))
+		return hosts_load(resolve(o->hosts, buf, sizeof(buf)), hs);
+	}
+	hosts_single(hs, opt_uri);
+	hs->h[0].pus = (unsigned)o->cpus;
+	return 0;
+}
+
+static void print_hosts(const struct hosts *hs)
+{
+	int i;
+
+	if (!hs->path[0] || json_output)
 		return;
-	fprintf(stderr, "\r\033[K[%d/%d] %d not ok, %d:%02d elapsed, ETA %d:%02d", done, total, failed,
-		el / 60, el % 60, eta / 60, eta % 60);
-}
-
-static void clear_progress(void)
-{
-	if (!quiet && !json_output && isatty(2))
-		fprintf(stderr, "\r\033[K");
-}
-
-struct runner_state {
-	struct bench *b;
-	struct placer *pl;
-	struct slot *slots;
-	int nslots, running, done, failed, total, errors;
-	double t0;
-};
-
-static void reap(struct runner_state *rs)
-{
-	int i;
-
-	for (i = 0; i < rs->nslots; i++) {
-		struct slot *s = &rs->slots[i];
-
-		if (!s->used || s->job.guest.running)
-			continue;
-		if (job_finish(rs->b, &s->job) < 0) {
-			clear_progress();
-			info("rcuwb: %s\n", last_err());
-			rs->errors++;
-		}
-		place_release(rs->pl, &s->place);
-		rs->done++;
-		if (s->job.result.outcome != OUT_OK)
-			rs->failed++;
-		clear_progress();
-		bench_report_run(&s->job, rs->done, rs->total);
-		progress(rs->done, rs->total, rs->failed, rs->t0);
-		job_free(&s->job);
-		s->used = false;
-		rs->running--;
+	for (i = 0; i < hs->n; i++) {
+		printf("host %-12s %s", hs->h[i].label[0] ? hs->h[i].label : "(its name)", hs->h[i].uri);
+		if (hs->h[i].pus)
+			printf(", %u PUs for guests", hs->h[i].pus);
+		printf("\n");
 	}
 }
 
-static struct slot *free_slot(struct runner_state *rs)
+static int dry_run(const struct run_opts *o, const struct hosts *hs, struct matrix *m,
+		   struct planned_run *runs, size_t n)
 {
-	int i;
+	sqlite3 *db = NULL;
+	struct placer pl;
 
-	for (i = 0; i < rs->nslots; i++)
-		if (!rs->slots[i].used)
-			return &rs->slots[i];
-	return NULL;
-}
-
-static int run_all(struct runner_state *rs, const struct matrix *m, const struct planned_run *runs,
-		   size_t n, struct kernel_build *kernels)
-{
-	size_t next = 0;
-	bool told = false;
-
-	/* a run that could not be stored (a full disk, a lost database) stops new ones */
-	while (((next < n && !rs->errors) || rs->running) && !rs->b->hv.interrupted) {
-		struct slot *s;
-		int placed;
-
-		if (rs->b->hv.lost || rs->b->hv.gone) {
-			/* libvirtd went away: start nothing until it is back */
-			reap(rs);
-			if (rs->b->hv.gone)
-				return set_err("libvirt at %s did not come back within %d s: %d of %d runs stored; "
-					       "continue with: rcuwb run --resume", rs->b->hv.uri, HV_RECONNECT_S,
-					       rs->done, rs->total);
-			if (hv_sleep(&rs->b->hv, 500) < 0)
-				return -1;
-			continue;
-		}
-		s = next < n && !rs->errors ? free_slot(rs) : NULL;
-		placed = s ? place_take(rs->pl, m->topos[runs[next].topo].vcpus, &s->place) : 1;
-		if (placed < 0)
-			return -1;
-		if (placed == 0) {
-			memset(&s->job, 0, sizeof(s->job));
-			matrix_spec(m, &runs[next], &s->job.spec);
-			s->job.spec.kernel = kernel_of(m, kernels, runs[next].variant, runs[next].kconfig);
-			s->job.place = &s->place;
-			s->job.env.seed = m->seed;
-			s->used = true;
-			rs->running++;
-			next++;
-			if (job_start(rs->b, &s->job) < 0 && s->job.guest.end != END_START_FAILED) {
-				place_release(rs->pl, &s->place);
-				s->used = false;
-				rs->running--;
-				return -1;
-			}
-			continue;	/* start as many as fit before sleeping */
-		}
-		if (!rs->running) {
-			if (rs->errors)
-				break;
-			/* nothing of ours runs: another rcuwb process holds the PUs */
-			if (!told)
-				info("rcuwb: waiting for host PUs that another rcuwb process holds (%s)\n",
-				     rs->pl->locks->dir);
-			told = true;
-			/* 300-700 ms, differing between runners, so that two never retry in step */
-			if (hv_sleep(&rs->b->hv, 300 + (int)((unsigned)getpid() * 7919u % 400u)) < 0)
-				return -1;
-			continue;
-		}
-		if (hv_wait(&rs->b->hv, rs->b->hv.nrunning) < 0)
-			return -1;
-		reap(rs);
-	}
-	reap(rs);
+	if (place_init(&pl, o->synthetic, (unsigned)o->cpus) < 0)
+		return -1;
+	if (access(opt_db, R_OK) == 0 && db_open(opt_db, &db) < 0)
+		return -1;
+	n = select_runs(db, m, runs, n, o->resume && db);
+	print_hosts(hs);
+	print_plan(db, m, runs, n, &pl, o->jobs);
+	if (db)
+		db_close(db);
 	return 0;
 }
 
@@ -368,12 +289,13 @@ int do_run(int argc, char **argv)
 	struct run_opts o = { .accel = "auto" };
 	struct kernel_build *kernels = NULL;
 	struct planned_run *runs = NULL;
-	struct runner_state rs = { 0 };
+	struct dispatch d = { 0 };
 	struct bench b = { 0 };
 	struct pulocks locks;
-	struct placer pl;
+	struct hosts hs;
 	struct matrix m;
 	char buf[PATH_MAX];
+	bool locked = false;
 	size_t n = 0;
 	int ret;
 
@@ -383,31 +305,20 @@ int do_run(int argc, char **argv)
 	if (matrix_load(resolve(o.path, buf, sizeof(buf)), &m) < 0 ||
 	    matrix_override(&m, o.name, o.variants) < 0)
 		return -1;
-	if (check_variants(&m) < 0)
+	if (check_variants(&m) < 0 || load_hosts(&o, &hs) < 0)
 		return -1;
 	if (o.reps)
 		m.reps = o.reps;
 	if (matrix_expand(&m, &runs, &n) < 0)
 		return -1;
-	if (o.cell && only_cell(o.cell, runs, &n) < 0) {
-		free(runs);
-		return -1;
-	}
+	if (o.cell && only_cell(o.cell, runs, &n) < 0)
+		goto out_err;
 	if (o.schedule)
 		snprintf(m.schedule, sizeof(m.schedule), "%s", o.schedule);
-	if (place_init(&pl, o.synthetic, (unsigned)o.cpus) < 0)
-		goto out_err;
 	if (o.dry_run) {
-		sqlite3 *db = NULL;
-
-		if (access(opt_db, R_OK) == 0 && db_open(opt_db, &db) < 0)
-			goto out_err;
-		n = select_runs(db, &m, runs, n, o.resume && db);
-		print_plan(db, &m, runs, n, &pl, o.jobs);
-		if (db)
-			db_close(db);
+		ret = dry_run(&o, &hs, &m, runs, n);
 		free(runs);
-		return 0;
+		return ret;
 	}
 	if (o.synthetic) {
 		set_err("--host-topology only plans (with --dry-run): guests need the real host");
@@ -415,36 +326,30 @@ int do_run(int argc, char **argv)
 	}
 	if (pulock_init(&locks) < 0)
 		goto out_err;
-	pl.locks = &locks;
+	locked = true;
 	kernels = calloc((size_t)(m.nvariants * m.nkconfigs), sizeof(*kernels));
 	if (!kernels) {
 		set_err("out of memory");
-		goto out_err;
-	}
-	if (load_kernels(&m, kernels) < 0 || bench_open(&b, &kernels[0], o.accel) < 0)
 		goto out_close;
-	b.numa_host = pl.nnodes > 1;
+	}
+	if (load_kernels(&m, kernels) < 0 || bench_open(&b, &hs, &kernels[0], o.accel, &locks) < 0)
+		goto out_close;
 	n = select_runs(b.db, &m, runs, n, o.resume);
-	rs = (struct runner_state){ .b = &b, .pl = &pl, .total = (int)n, .t0 = now_s() };
-	rs.nslots = o.jobs ? o.jobs : (int)pl.npus;
-	rs.slots = calloc((size_t)rs.nslots, sizeof(*rs.slots));
-	if (!rs.slots) {
-		set_err("out of memory");
-		goto out_close;
-	}
-	info("rcuwb: matrix %s: %zu runs, seed %llu, %u host PUs for guests\n", m.name, n, m.seed, pl.npus);
-	ret = run_all(&rs, &m, runs, n, kernels);
-	clear_progress();
-	if (ret == 0 && b.hv.interrupted)
-		ret = set_err("interrupted: %d of %d runs stored in %s; continue with: rcuwb run --resume %s",
-			      rs.done, rs.total, opt_db, o.path);
-	else if (ret == 0 && rs.errors)
-		ret = set_err("%d of %d runs could not be stored or kept (see above), so the matrix stopped; "
-			      "continue with: rcuwb run --resume %s", rs.errors, rs.total, o.path);
+	d = (struct dispatch){ .b = &b, .m = &m, .runs = runs, .n = n, .kernels = kernels, .jobs = o.jobs,
+			       .fleet = hs.path[0] != '\0', .accel = o.accel, .locks = &locks };
+	info("rcuwb: matrix %s: %zu runs, seed %llu, on %d host(s)\n", m.name, n, m.seed, b.nhosts);
+	ret = dispatch_run(&d);
+	dispatch_clear_progress();
+	if (ret == 0 && bench_interrupted(&b))
+		ret = set_err("interrupted: %d of %zu runs stored in %s; continue with: rcuwb run --resume %s",
+			      d.done, n, opt_db, o.path);
+	else if (ret == 0 && d.errors)
+		ret = set_err("%d of %zu runs could not be stored or kept (see above), so the matrix stopped; "
+			      "continue with: rcuwb run --resume %s", d.errors, n, o.path);
 	else if (ret == 0)
-		info("rcuwb: matrix %s: %d runs, %d not ok, in %.0f s\n", m.name, rs.done, rs.failed,
-		     now_s() - rs.t0);
-	free(rs.slots);
+		info("rcuwb: matrix %s: %d runs, %d not ok%s, in %.0f s\n", m.name, d.done, d.failed,
+		     d.requeued ? " (host-failed runs repeated elsewhere included)" : "", now_s() - d.t0);
+	dispatch_free(&d);
 	bench_close(&b);
 	pulock_fini(&locks);
 	free_kernels(&m, kernels);
@@ -452,7 +357,8 @@ int do_run(int argc, char **argv)
 	return ret;
 out_close:
 	bench_close(&b);
-	pulock_fini(&locks);
+	if (locked)
+		pulock_fini(&locks);
 	free_kernels(&m, kernels);
 out_err:
 	free(runs);

@@ -38,7 +38,7 @@ struct widths {
 
 struct cell_row {
 	const char *since;
-	const char *matrix, *variant, *cell, *accel, *failures;
+	const char *matrix, *variant, *cell, *accel, *failures, *hosts;
 	int runs, ok;
 	double oversub;
 	struct gp_stats st;
@@ -52,7 +52,11 @@ static const char groups_sql[] =
 	"   (SELECT " STATUS " AS status, COUNT(*) AS n FROM runs r2 WHERE r2.matrix = runs.matrix AND"
 	"    r2.variant = runs.variant AND r2.cell = runs.cell AND " STATUS " <> 'ok'"
 	"    AND (?3 IS NULL OR r2.started_at >= ?3)"
-	"    GROUP BY status) o)"
+	"    GROUP BY status) o),"
+	" (SELECT GROUP_CONCAT(h.host || ':' || h.n, ',') FROM"
+	"   (SELECT coalesce(host, '?') AS host, COUNT(*) AS n FROM runs r3 WHERE r3.matrix IS runs.matrix AND"
+	"    r3.variant = runs.variant AND r3.cell = runs.cell AND (?3 IS NULL OR r3.started_at >= ?3)"
+	"    GROUP BY 1 ORDER BY 1) h)"
 	" FROM runs WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
 	" AND (?3 IS NULL OR started_at >= ?3)"
 	" GROUP BY matrix, variant, cell ORDER BY matrix, cell, variant";
@@ -131,6 +135,7 @@ static void print_row(const struct cell_row *r, const struct widths *w, json_obj
 		}
 		json_object_object_add(o, "accel", json_object_new_string(r->accel));
 		json_object_object_add(o, "max_oversub", json_object_new_double(r->oversub));
+		json_object_object_add(o, "hosts", json_object_new_string(r->hosts));
 		json_object_array_add(arr, o);
 		return;
 	}
@@ -142,6 +147,40 @@ static void print_row(const struct cell_row *r, const struct widths *w, json_obj
 		printf(" %9s %9s %9s", "-", "-", "-");
 	printf("  %-5s %4.1f%s%s%s\n", r->accel, r->oversub, r->oversub > 1 ? "!" : " ",
 	       r->failures[0] ? "  not ok: " : "", r->failures);
+}
+
+static const char hosts_sql[] =
+	"SELECT coalesce(host, '?'), coalesce(host_uri, ''), GROUP_CONCAT(DISTINCT accel), MAX(host_pus),"
+	" GROUP_CONCAT(DISTINCT qemu_version), COUNT(*), SUM(" STATUS " = 'ok'), SUM(" STATUS " <> 'ok')"
+	" FROM runs WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
+	" AND (?3 IS NULL OR started_at >= ?3) GROUP BY 1, 2 ORDER BY 1, 2";
+
+/* Runs per host: where they ran, on what, and how they ended. */
+static int print_hosts(sqlite3 *db, const char *matrix, const char *variant, const char *since)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(db, hosts_sql, -1, &st, NULL) != SQLITE_OK)
+		return set_err("sqlite: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(st, 1, matrix, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, since, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t[5];
+		int i;
+
+		for (i = 0; i < 5; i++)
+			t[i] = sqlite3_column_text(st, i) ? (const char *)sqlite3_column_text(st, i) : "";
+		if (!n++)
+			printf("\n%-16s %-5s %4s %-8s %5s %5s %6s  %s\n", "host", "accel", "PUs", "QEMU", "runs",
+			       "ok", "not ok", "libvirt URI");
+		printf("%-16s %-5s %4s %-8s %5d %5d %6d  %s\n", t[0], t[2], t[3], t[4],
+		       sqlite3_column_int(st, 5), sqlite3_column_int(st, 6), sqlite3_column_int(st, 7),
+		       t[1][0] ? t[1] : "(not stored)");
+	}
+	sqlite3_finalize(st);
+	return 0;
 }
 
 int do_summary(int argc, char **argv)
@@ -205,16 +244,20 @@ int do_summary(int argc, char **argv)
 			.accel = (const char *)sqlite3_column_text(st, 5),
 			.oversub = sqlite3_column_double(st, 6),
 			.failures = (const char *)sqlite3_column_text(st, 7),
+			.hosts = (const char *)sqlite3_column_text(st, 8),
 		};
 		r.matrix = r.matrix ? r.matrix : "";
 		r.accel = r.accel ? r.accel : "";
 		r.failures = r.failures ? r.failures : "";
+		r.hosts = r.hosts ? r.hosts : "";
 		ret = cell_stats(db, &r);
 		if (ret == 0)
 			print_row(&r, &w, arr);
 		rows++;
 	}
 	sqlite3_finalize(st);
+	if (!arr && rows && ret == 0)
+		ret = print_hosts(db, matrix, variant, since);
 	db_close(db);
 	if (arr) {
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));

@@ -170,6 +170,10 @@ int commit_run(const struct commit_run *cr)
 		argv[n++] = "--schedule";
 		argv[n++] = cr->schedule;
 	}
+	if (cr->hosts && cr->hosts[0]) {
+		argv[n++] = "--hosts";
+		argv[n++] = cr->hosts;
+	}
 	if (cr->cell) {
 		argv[n++] = "--cell";
 		argv[n++] = cr->cell;

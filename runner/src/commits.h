@@ -37,6 +37,7 @@ struct commit_run {
 	const char *variants;		/* A,B,... */
 	const char *schedule;		/* NULL: none */
 	const char *cell;		/* NULL: every cell */
+	const char *hosts;		/* hosts file; NULL or "": this machine */
 	int reps;			/* 0: the file's */
 	int jobs;			/* guests at once; 0: one */
 	bool resume;			/* fill gaps (else add repetitions) */

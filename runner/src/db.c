@@ -35,8 +35,10 @@
  *    nightly round: what it measured, against what, and its verdict) and
  *    changepoints (detected change points and their triage state; the R
  *    side, stats/R/changepoint.R, writes it).
+ * 7: runs.host_uri, the libvirt URI of the host the run ran on (runs.host
+ *    is its label from the hosts file, or the local host's name).
  */
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -51,7 +53,7 @@ static const char schema[] =
 	" boot_time_us INTEGER, gps INTEGER, batches INTEGER, nsamples INTEGER,"
 	" p50_us REAL, p90_us REAL, p99_us REAL, run_dir TEXT, seed INTEGER, rerun_of INTEGER,"
 	" host_other_cpu REAL, source TEXT, build_key TEXT, kconfig TEXT, kconfig_sha TEXT,"
-	" commit_id TEXT, commit_date TEXT, schedule TEXT);"
+	" commit_id TEXT, commit_date TEXT, schedule TEXT, host_uri TEXT);"
 	"CREATE INDEX IF NOT EXISTS runs_matrix ON runs(matrix, cell, variant);"
 	"CREATE TABLE IF NOT EXISTS samples ("
 	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
@@ -132,6 +134,7 @@ static int migrate(sqlite3 *db)
 	    (v >= 1 && v < 6 && exec(db, "ALTER TABLE runs ADD COLUMN commit_id TEXT;"
 				    "ALTER TABLE runs ADD COLUMN commit_date TEXT;"
 				    "ALTER TABLE runs ADD COLUMN schedule TEXT")) ||
+	    (v >= 1 && v < 7 && exec(db, "ALTER TABLE runs ADD COLUMN host_uri TEXT")) ||
 	    exec(db, schema_late))
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
@@ -198,9 +201,9 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 		" qemu_version, libvirt_version, host, host_pus, pinned, oversub, started_at, ended_at,"
 		" wall_s, outcome, outcome_detail, guest_cpus, guest_nodes, boot_time_us, gps, batches,"
 		" nsamples, p50_us, p90_us, p99_us, run_dir, seed, rerun_of, host_other_cpu, source,"
-		" build_key, kconfig, kconfig_sha, commit_id, commit_date, schedule)"
+		" build_key, kconfig, kconfig_sha, commit_id, commit_date, schedule, host_uri)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		" ?,?,?)";
+		" ?,?,?,?)";
 	const struct kernel_build *k = s->kernel;
 	char t0[32], t1[32];
 	struct gp_stats gs;
@@ -295,6 +298,7 @@ static int insert_run(sqlite3 *db, const struct run_spec *s, const struct run_en
 	bind_text_or_null(st, i++, k->commit);
 	bind_text_or_null(st, i++, k->commit_date);
 	bind_text_or_null(st, i++, s->schedule);
+	bind_text_or_null(st, i++, e->host_uri);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : set_err("sqlite: storing run: %s", sqlite3_errmsg(db));

@@ -14,7 +14,8 @@ struct run_env {
 	char cmdline[1024];
 	char accel[8];			/* kvm | tcg */
 	char qemu_version[16], libvirt_version[16];
-	char host[64];
+	char host[64];			/* label (hosts file) or the local host's name */
+	char host_uri[256];
 	unsigned host_pus;
 	char pinned[256];		/* host PUs the guest was pinned to, "" = none */
 	double oversub;			/* vCPUs per host PU available to the guest */

@@ -165,7 +165,8 @@ static void set_paths(xmlDocPtr doc, const struct domain_params *p)
 	set_text(node_at(doc, "name"), p->name);
 	set_text(node_at(doc, "os/kernel"), p->kernel);
 	set_text(node_at(doc, "os/initrd"), p->initrd);
-	xmlSetProp(node_at(doc, "devices/serial/source"), BAD_CAST "path", BAD_CAST p->console);
+	if (p->console)
+		xmlSetProp(node_at(doc, "devices/serial/source"), BAD_CAST "path", BAD_CAST p->console);
 }
 
 static char *serialise(xmlDocPtr doc)
@@ -221,7 +222,24 @@ char *domxml_build(const char *template_path, const struct domain_params *p)
 	add_pinning(root, p);
 
 	serial = node_at(doc, "devices/serial");
-	xmlSetProp(serial, BAD_CAST "type", BAD_CAST "file");
+	xmlSetProp(serial, BAD_CAST "type", BAD_CAST(p->console ? "file" : "pty"));
+	if (!p->console) {
+		xmlNodePtr src = node_at(doc, "devices/serial/source");
+
+		xmlUnlinkNode(src);
+		xmlFreeNode(src);
+		if (p->console_log) {
+			xmlNodePtr log = xmlNewNode(NULL, BAD_CAST "log");
+
+			xmlSetProp(log, BAD_CAST "file", BAD_CAST p->console_log);
+			xmlSetProp(log, BAD_CAST "append", BAD_CAST "off");
+			/* before <target>: libvirt's order */
+			if (serial->children)
+				xmlAddPrevSibling(serial->children, log);
+			else
+				xmlAddChild(serial, log);
+		}
+	}
 	set_paths(doc, p);
 	ret = serialise(doc);
 out:
@@ -239,6 +257,9 @@ char *domxml_retarget(const char *xml, const struct domain_params *p)
 		set_err("the stored domain XML is not well-formed");
 		return NULL;
 	}
+	/* a run of a remote host read its console as a pty stream: again here, a file */
+	if (p->console)
+		xmlSetProp(node_at(doc, "devices/serial"), BAD_CAST "type", BAD_CAST "file");
 	set_paths(doc, p);
 	ret = serialise(doc);
 	xmlFreeDoc(doc);

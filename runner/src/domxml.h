@@ -8,7 +8,9 @@ struct domain_params {
 	const char *name;
 	bool kvm;			/* domain type kvm (else qemu = TCG) */
 	const struct guest_topo *topo;
-	const char *kernel, *initrd, *cmdline, *console;
+	const char *kernel, *initrd, *cmdline;
+	const char *console;		/* console file on the host; NULL: a pty, read as a stream */
+	const char *console_log;	/* with a pty: virtlogd's copy of it on the host, NULL = none */
 	/*
 	 * Host PUs (os indexes) for the guest, npin = 0: not pinned.  With one
 	 * PU per vCPU, vCPU i runs on pin[i]; otherwise every vCPU (and the

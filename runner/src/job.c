@@ -1,12 +1,12 @@
 /*
  * job.c: one run from spec to stored result.
  *
- * QEMU runs as libvirt-qemu, which cannot reach a kernel under /root/.cache
- * or a results directory under a private home.  The kernel, initramfs and
- * console file are therefore staged in a directory libvirt owns
- * ($RCUWB_STAGE, default /var/lib/libvirt/rcuwb/NAME) for the life of the
- * guest; the console log then moves to the run's own directory, next to the
- * domain XML, command line, kernel config and patch list that reproduce it.
+ * The kernel and initramfs are staged where the host's QEMU can read them
+ * (stage.c): a directory libvirt owns on the local host, storage volumes
+ * on a remote one.  The console log ends in the run's own directory, next
+ * to the domain XML, command line, kernel config and patch list that
+ * reproduce it: moved there from the stage directory, or written there as
+ * the console stream of a remote guest arrives.
  */
 #define _GNU_SOURCE
 #include "job.h"
@@ -24,13 +24,7 @@
 
 #include "common.h"
 #include "domxml.h"
-
-static const char *stage_root(void)
-{
-	const char *e = getenv("RCUWB_STAGE");
-
-	return e && *e ? e : "/var/lib/libvirt/rcuwb";
-}
+#include "stage.h"
 
 static void name_job(struct bench *b, struct job *j)
 {
@@ -52,28 +46,27 @@ static const char *on_console(struct guest *g, const char *data, size_t len)
 	return run_early_verdict(&j->spec, &j->con);
 }
 
-/* Unknown (t = 0) when /proc cannot be read: the run goes on without it. */
-static void take_load(struct load_snap *s)
-{
-	char tag[24];
-
-	snprintf(tag, sizeof(tag), "-%d-", (int)getpid());
-	if (load_snapshot("/proc", (int)getpid(), tag, s) < 0)
-		memset(s, 0, sizeof(*s));
-}
-
+/* Kernel and initramfs where the host's QEMU reads them; the console file here. */
 static int stage_files(struct job *j, char *kernel, char *initrd, size_t cap)
 {
-	if (path_fmt(j->stage_dir, sizeof(j->stage_dir), "%s/%s", stage_root(), j->guest.name) ||
-	    mkdir_p(j->stage_dir) < 0 ||
-	    path_fmt(kernel, cap, "%s/vmlinux", j->stage_dir) ||
-	    path_fmt(initrd, cap, "%s/initramfs.cpio", j->stage_dir) ||
-	    path_fmt(j->guest.console_path, sizeof(j->guest.console_path), "%s/console.log", j->stage_dir))
+	const struct kernel_build *k = j->spec.kernel;
+	struct vmhost *h = j->host;
+
+	if (!h->remote)
+		return stage_local(j->guest.name, k->vmlinux, k->initramfs, j->stage_dir,
+				   sizeof(j->stage_dir), kernel, initrd, j->guest.console_path, cap);
+	j->guest.stream_console = true;
+	if (stage_volume(h->hv.conn, h->spec.pool, k->vmlinux, "vmlinux", kernel, cap) < 0 ||
+	    stage_volume(h->hv.conn, h->spec.pool, k->initramfs, "initramfs.cpio", initrd, cap) < 0 ||
+	    stage_log_path(kernel, j->guest.name, j->remote_log, sizeof(j->remote_log)) < 0)
 		return -1;
-	if (copy_file(j->spec.kernel->vmlinux, kernel) < 0 ||
-	    copy_file(j->spec.kernel->initramfs, initrd) < 0)
-		return -1;
-	return 0;
+	if (j->env.run_dir[0])
+		return mkdir_p(j->env.run_dir) < 0 ? -1 :
+			path_fmt(j->guest.console_path, sizeof(j->guest.console_path), "%s/console.log",
+				 j->env.run_dir);
+	/* nothing kept (accelerator probe): a file of its own while it runs */
+	return path_fmt(j->guest.console_path, sizeof(j->guest.console_path), "%s/%s.console.log",
+			getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", j->guest.name);
 }
 
 /* The host PUs (0..npus-1) not given to the guest, in libvirt syntax; false if none. */
@@ -97,7 +90,11 @@ int job_start(struct bench *b, struct job *j)
 	char kernel[PATH_MAX], initrd[PATH_MAX];
 	struct domain_params dp = { 0 };
 	struct run_env *e = &j->env;
+	struct vmhost *h;
 
+	if (!j->host)
+		j->host = &b->hosts[0];
+	h = j->host;
 	console_init(&j->con);
 	console_set_prefix(&j->con, j->spec.kernel->console_prefix);
 	if (!j->spec.kconfig[0])
@@ -106,18 +103,19 @@ int job_start(struct bench *b, struct job *j)
 	run_cell_key(&j->spec, e->cell, sizeof(e->cell));
 	if (run_cmdline(&j->spec, e->cmdline, sizeof(e->cmdline)) < 0)
 		return -1;
-	snprintf(e->accel, sizeof(e->accel), "%s", b->kvm ? "kvm" : "tcg");
-	hv_version_str(b->hv.qemu_version, e->qemu_version);
-	hv_version_str(b->hv.libvirt_version, e->libvirt_version);
-	snprintf(e->host, sizeof(e->host), "%s", b->host.name);
-	e->host_pus = b->host.pus;
-	e->oversub = (double)j->spec.topo.vcpus / (b->host.pus ? b->host.pus : 1);
+	snprintf(e->accel, sizeof(e->accel), "%s", h->kvm ? "kvm" : "tcg");
+	hv_version_str(h->hv.qemu_version, e->qemu_version);
+	hv_version_str(h->hv.libvirt_version, e->libvirt_version);
+	snprintf(e->host, sizeof(e->host), "%s", h->info.name);
+	snprintf(e->host_uri, sizeof(e->host_uri), "%s", h->spec.uri);
+	e->host_pus = h->info.pus;
+	e->oversub = (double)j->spec.topo.vcpus / (h->info.pus ? h->info.pus : 1);
 	if (j->place) {
 		e->oversub = j->place->oversub;
 		snprintf(e->pinned, sizeof(e->pinned), "%s", j->place->cpuset);
 		dp.pin = j->place->os;
 		dp.npin = j->place->npus;
-		if (j->spec.emulator_apart && other_pus(b->host.pus, j->place, j->emu_cpuset,
+		if (j->spec.emulator_apart && other_pus(h->info.pus, j->place, j->emu_cpuset,
 							sizeof(j->emu_cpuset))) {
 			int w = snprintf(e->pinned, sizeof(e->pinned), "%s emulator:%s",
 					 j->place->cpuset, j->emu_cpuset);
@@ -127,7 +125,7 @@ int job_start(struct bench *b, struct job *j)
 					       j->place->cpuset, j->emu_cpuset);
 			dp.emulator_cpuset = j->emu_cpuset;
 		}
-		if (b->numa_host)
+		if (h->numa_host)
 			dp.mem_nodeset = j->place->nodeset;
 	}
 	if (b->results_dir[0] &&
@@ -136,12 +134,13 @@ int job_start(struct bench *b, struct job *j)
 	if (stage_files(j, kernel, initrd, sizeof(kernel)) < 0)
 		return -1;
 	dp.name = j->guest.name;
-	dp.kvm = b->kvm;
+	dp.kvm = h->kvm;
 	dp.topo = &j->spec.topo;
 	dp.kernel = kernel;
 	dp.initrd = initrd;
 	dp.cmdline = e->cmdline;
-	dp.console = j->guest.console_path;
+	dp.console = j->guest.stream_console ? NULL : j->guest.console_path;
+	dp.console_log = j->remote_log[0] ? j->remote_log : NULL;
 	j->xml = j->xml_again ? domxml_retarget(j->xml_again, &dp) : domxml_build(domxml_template_path(), &dp);
 	if (!j->xml)
 		return -1;
@@ -149,9 +148,9 @@ int job_start(struct bench *b, struct job *j)
 	j->guest.timeout_s = j->spec.timeout_s;
 	j->guest.on_console = on_console;
 	j->guest.opaque = j;
-	take_load(&j->load0);
+	vmhost_mark(h, &j->load0);
 	e->started = now_s();
-	return guest_start(&b->hv, &j->guest);
+	return guest_start(&h->hv, &j->guest);
 }
 
 static json_object *run_json(const struct job *j)
@@ -222,74 +221,55 @@ static int keep_run_dir(struct job *j)
 
 static void unstage(struct job *j)
 {
-	char path[PATH_MAX + 32];
-	static const char *const files[] = { "vmlinux", "initramfs.cpio", "console.log" };
-	size_t i;
+	char kept[PATH_MAX + 32];
 
-	if (!j->stage_dir[0])
+	if (!j->guest.stream_console) {
+		stage_local_remove(j->stage_dir);
 		return;
-	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", j->stage_dir, files[i]);
-		unlink(path);
 	}
-	for (i = 0; i < 10; i++) {	/* virtlogd's rotations of a large console */
-		snprintf(path, sizeof(path), "%s/console.log.%zu", j->stage_dir, i);
-		unlink(path);
-	}
-	rmdir(j->stage_dir);
+	/* a remote guest's console file is removed only when it was not the run directory's */
+	snprintf(kept, sizeof(kept), "%s/console.log", j->env.run_dir);
+	if (j->guest.console_path[0] && (!j->env.run_dir[0] || strcmp(kept, j->guest.console_path)))
+		unlink(j->guest.console_path);
 }
 
-/* rcuwb-STAMP-PID-N: is the runner that started it gone? */
-static bool orphaned(const char *name)
+/*
+ * A remote guest: its whole console from the host's log replaces what the
+ * stream delivered (which may miss the end), parsed again from the start.
+ * Without the log (the host unreachable) the stream's copy stands.
+ */
+static void fetch_remote_log(struct job *j)
 {
-	int pid = 0;
+	struct buf all = { 0 };
+	struct vmhost *h = j->host;
 
-	if (sscanf(name, "rcuwb-%*d-%*d-%d-", &pid) != 1 || pid <= 0)
-		return false;
-	return kill(pid, 0) < 0 && errno == ESRCH;
-}
-
-void job_clean_stale(struct hypervisor *hv)
-{
-	DIR *d = opendir(stage_root());
-	struct dirent *e;
-
-	if (!d)
+	if (!j->remote_log[0] || !j->guest.dom_started || h->hv.lost || !h->hv.conn)
 		return;
-	while ((e = readdir(d))) {
-		struct job j = { 0 };
-		virDomainPtr dom;
-
-		if (strncmp(e->d_name, "rcuwb-", 6) || !orphaned(e->d_name))
-			continue;
-		/*
-		 * A runner killed while libvirt was still starting its guest can
-		 * leave that guest behind (autodestroy is attached too late).
-		 */
-		dom = virDomainLookupByName(hv->conn, e->d_name);
-		if (dom) {
-			info("rcuwb: destroying %s, left by a runner that was killed\n", e->d_name);
-			virDomainDestroy(dom);
-			virDomainFree(dom);
-		}
-		snprintf(j.stage_dir, sizeof(j.stage_dir), "%s/%.200s", stage_root(), e->d_name);
-		unstage(&j);
+	if (stage_fetch_log(h->hv.conn, j->remote_log, j->guest.console_path) < 0 ||
+	    read_file(j->guest.console_path, &all) < 0) {
+		info("rcuwb: warning: %s: keeping the console as streamed\n", last_err());
+		buf_free(&all);
+		return;
 	}
-	closedir(d);
+	console_free(&j->con);
+	console_init(&j->con);
+	console_set_prefix(&j->con, j->spec.kernel->console_prefix);
+	if (all.len && console_feed(&j->con, all.data, all.len) < 0)
+		info("rcuwb: warning: console parser out of memory\n");
+	buf_free(&all);
 }
 
 int job_finish(struct bench *b, struct job *j)
 {
 	int kept = 0, stored = 0;
 
-	struct load_snap load1;
+	struct host_mark load1;
 
+	fetch_remote_log(j);
 	console_finish(&j->con);
 	j->env.ended = j->guest.ended ? j->guest.ended : now_s();
-	take_load(&load1);
-	j->env.host_other = load_other_pus(&j->load0, &load1);
-	load_snap_free(&load1);
-	load_snap_free(&j->load0);
+	vmhost_mark(j->host, &load1);
+	j->env.host_other = vmhost_other_pus(j->host, &j->load0, &load1);
 	run_classify(&j->spec, &j->con, j->guest.end, j->guest.end_detail, &j->result);
 	if (b->db)	/* stored even when the run directory cannot be written */
 		stored = db_store_run(b->db, &j->spec, &j->env, &j->con, &j->result, &j->id);
@@ -302,7 +282,7 @@ int job_finish(struct bench *b, struct job *j)
 void job_free(struct job *j)
 {
 	console_free(&j->con);
-	load_snap_free(&j->load0);
+	vmhost_mark_free(&j->load0);
 	free(j->xml);
 	j->xml = NULL;
 }
@@ -311,7 +291,7 @@ int job_run(struct bench *b, struct job *j)
 {
 	if (job_start(b, j) < 0 && j->guest.end != END_START_FAILED)
 		return -1;
-	if (hv_wait(&b->hv, 1) < 0)
+	if (hv_wait(&j->host->hv, 1) < 0)
 		return -1;
 	return job_finish(b, j);
 }

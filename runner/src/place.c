@@ -9,37 +9,50 @@
 #include "common.h"
 #include "host.h"
 
-int place_init(struct placer *p, const char *synthetic, unsigned budget)
+int place_init_cpus(struct placer *p, const unsigned *os, const unsigned *node, unsigned n, unsigned budget)
 {
-	hwloc_topology_t t;
-	hwloc_obj_t pu = NULL;
-	unsigned n = 0;
+	unsigned i;
 
 	memset(p, 0, sizeof(*p));
+	if (!n)
+		return set_err("the host has no PUs");
+	if (budget > n)
+		return set_err("a budget of %u PUs: the host has only %u", budget, n);
+	for (i = 0; i < n && i < PLACE_MAX_PUS && (!budget || i < budget); i++) {
+		p->os_index[i] = os[i];
+		p->node[i] = node[i];
+		if (node[i] + 1 > p->nnodes)
+			p->nnodes = node[i] + 1;
+	}
+	p->npus = i;
+	return 0;
+}
+
+int place_init(struct placer *p, const char *synthetic, unsigned budget)
+{
+	unsigned os[PLACE_MAX_PUS], node[PLACE_MAX_PUS], n = 0;
+	hwloc_topology_t t;
+	hwloc_obj_t pu = NULL;
+
 	if (host_topology(&t, synthetic) < 0)
 		return -1;
-	while ((pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu)) && n < PLACE_MAX_PUS &&
-	       (!budget || n < budget)) {
-		hwloc_obj_t node = NULL;
+	while ((pu = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, pu)) && n < PLACE_MAX_PUS) {
+		hwloc_obj_t nd = NULL;
 		unsigned i;
 
-		p->os_index[n] = pu->os_index;
+		os[n] = pu->os_index;
 		/* the NUMA node whose cpuset holds this PU */
-		for (i = 0; (node = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i)); i++)
-			if (hwloc_bitmap_isset(node->cpuset, pu->os_index))
+		for (i = 0; (nd = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i)); i++)
+			if (hwloc_bitmap_isset(nd->cpuset, pu->os_index))
 				break;
-		p->node[n] = node ? node->os_index : 0;
-		if (p->node[n] + 1 > p->nnodes)
-			p->nnodes = p->node[n] + 1;
-		n++;
+		node[n++] = nd ? nd->os_index : 0;
 	}
 	hwloc_topology_destroy(t);
 	if (!n)
 		return set_err("hwloc: no PUs found");
 	if (budget > n)
 		return set_err("--cpus %u: the host has only %u PUs", budget, n);
-	p->npus = n;
-	return 0;
+	return place_init_cpus(p, os, node, n, budget);
 }
 
 static void describe(const struct placer *p, struct placement *pl, unsigned vcpus)
@@ -149,4 +162,23 @@ void place_release(struct placer *p, const struct placement *pl)
 			if (p->locks)
 				pulock_release(p->locks, p->os_index[pl->pu[i]]);
 		}
+}
+
+int place_restrict(struct placer *p, unsigned long long mask, unsigned budget)
+{
+	unsigned i, k = 0;
+
+	for (i = 0; i < p->npus; i++) {
+		if (p->os_index[i] >= 64 || !(mask >> p->os_index[i] & 1))
+			continue;
+		p->os_index[k] = p->os_index[i];
+		p->node[k] = p->node[i];
+		k++;
+	}
+	if (!k)
+		return set_err("none of the host's PUs is in the list given");
+	if (budget > k)
+		return set_err("a budget of %u PUs, but the list gives %u", budget, k);
+	p->npus = budget ? budget : k;
+	return 0;
 }

@@ -32,6 +32,8 @@ struct placement {
  * hwloc; budget = how many PUs guests may use (0 = all).
  */
 int place_init(struct placer *p, const char *synthetic, unsigned budget);
+/* The same from a list of PUs (OS index, NUMA node), e.g. from libvirt's view of a remote host. */
+int place_init_cpus(struct placer *p, const unsigned *os, const unsigned *node, unsigned n, unsigned budget);
 /*
  * Give a guest of vcpus vCPUs PUs of its own: within one host NUMA node when
  * one has enough free PUs, else across nodes.  A guest larger than the whole
@@ -42,5 +44,7 @@ int place_init(struct placer *p, const char *synthetic, unsigned budget);
  */
 int place_take(struct placer *p, unsigned vcpus, struct placement *out);
 void place_release(struct placer *p, const struct placement *pl);
+/* Keep only the PUs whose OS index is in mask (bit i = PU i), then at most budget of them (0 = all). */
+int place_restrict(struct placer *p, unsigned long long mask, unsigned budget);
 
 #endif

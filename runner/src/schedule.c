@@ -175,6 +175,17 @@ static int parse_notify(struct ycfg *c, yaml_node_t *n, struct schedule *s)
 	return 0;
 }
 
+/* A relative path is from the working directory, else from rcuwb's source tree; -1 if neither. */
+static int find_file(char *path, size_t cap)
+{
+	char alt[PATH_MAX];
+
+	if (access(path, R_OK) && path[0] != '/' &&
+	    path_fmt(alt, sizeof(alt), "%s/%s", RCUWB_SRCDIR, path) == 0 && access(alt, R_OK) == 0)
+		snprintf(path, cap, "%s", alt);
+	return access(path, R_OK) ? -1 : 0;
+}
+
 static int parse_top(struct ycfg *c, yaml_node_t *root, struct schedule *s)
 {
 	yaml_node_t *k, *v;
@@ -193,6 +204,8 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct schedule *s)
 			r = parse_source(c, v, s);
 		} else if (!strcmp(ks, "matrix")) {
 			r = ycfg_str(c, v, "matrix", s->matrix, sizeof(s->matrix));
+		} else if (!strcmp(ks, "hosts")) {
+			r = ycfg_str(c, v, "hosts", s->hosts, sizeof(s->hosts));
 		} else if (!strcmp(ks, "jobs")) {
 			r = ycfg_int(c, v, "jobs", 1, 256, &s->jobs);
 		} else if (!strcmp(ks, "baseline")) {
@@ -204,7 +217,7 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct schedule *s)
 		} else if (!strcmp(ks, "notify")) {
 			r = parse_notify(c, v, s);
 		} else {
-			return ycfg_err(c, k, ks, "unknown key (name, source, matrix, jobs, baseline, gate, history, notify)");
+			return ycfg_err(c, k, ks, "unknown key (name, source, matrix, hosts, jobs, baseline, gate, history, notify)");
 		}
 		if (r < 0)
 			return -1;
@@ -215,16 +228,12 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct schedule *s)
 		return ycfg_err(c, root, "matrix", "missing: the matrix file whose cells each round runs");
 	if (!s->baseline_rev[0])
 		return ycfg_err(c, root, "baseline", "missing: {policy: last-accepted|fixed, rev: REV}");
-	if (access(s->matrix, R_OK) && s->matrix[0] != '/') {
-		/* a relative path is from the working directory, else from rcuwb's source tree */
-		char alt[PATH_MAX];
-
-		if (path_fmt(alt, sizeof(alt), "%s/%s", RCUWB_SRCDIR, s->matrix) == 0 && access(alt, R_OK) == 0)
-			snprintf(s->matrix, sizeof(s->matrix), "%s", alt);
-	}
-	if (access(s->matrix, R_OK))
+	if (find_file(s->matrix, sizeof(s->matrix)) < 0)
 		return ycfg_err(c, root, "matrix", "no such file (a path from the working directory or from "
 				"rcuwb's source tree)");
+	if (s->hosts[0] && find_file(s->hosts, sizeof(s->hosts)) < 0)
+		return ycfg_err(c, root, "hosts", "no such file (a path from the working directory or from "
+				"rcuwb's source tree, e.g. perf-configs/hosts/NAME.yaml)");
 	return 0;
 }
 

@@ -20,6 +20,7 @@ struct schedule {
 	char branch[128];		/* the branch (any revision) to follow */
 	char remote[128];		/* fetched before each round, "" = none */
 	char matrix[PATH_MAX];		/* its cells; its variants are replaced by baseline and head */
+	char hosts[PATH_MAX];		/* hosts file (rcuwb run --hosts), "" = this machine */
 	int jobs;			/* guests at once (rcuwb run -J), default 1 */
 	enum baseline_policy policy;
 	char baseline_rev[128];		/* fixed: the baseline; last-accepted: the first one */

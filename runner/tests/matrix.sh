@@ -72,7 +72,8 @@ check "summary counts it as host-busy" grep -q 'not ok: 1 host-busy' <<< "$("$rc
 
 # A database of schema 1 (before host_other_cpu and probes.call/evidence)
 # is brought up to date in place, its runs untouched.
-drop6="DROP INDEX runs_schedule; DROP TABLE rounds; DROP TABLE changepoints;
+drop7="ALTER TABLE runs DROP COLUMN host_uri"
+drop6="$drop7; DROP INDEX runs_schedule; DROP TABLE rounds; DROP TABLE changepoints;
 	ALTER TABLE runs DROP COLUMN commit_id; ALTER TABLE runs DROP COLUMN commit_date;
 	ALTER TABLE runs DROP COLUMN schedule"
 drop5="$drop6; ALTER TABLE runs DROP COLUMN kconfig; ALTER TABLE runs DROP COLUMN kconfig_sha"
@@ -81,7 +82,7 @@ sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; ALTER TABLE 
 	ALTER TABLE probes DROP COLUMN evidence; ALTER TABLE runs DROP COLUMN source;
 	ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=1"
 "$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
-expect "schema 1 database migrated, runs kept" "6|6|0" \
+expect "schema 1 database migrated, runs kept" "7|6|0" \
 	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
 expect "schema 1 database: probes gain call and evidence" "2" \
 	"$(sqlite3 "$work/v1.db" "SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence')")"
@@ -90,7 +91,7 @@ cp "$db" "$work/v2.db"
 sqlite3 "$work/v2.db" "ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence;
 	ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=2"
 "$rcuwb" -d "$work/v2.db" summary --probes >/dev/null
-expect "schema 2 database migrated, runs and columns there" "6|6|2" \
+expect "schema 2 database migrated, runs and columns there" "7|6|2" \
 	"$(sqlite3 "$work/v2.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
@@ -104,7 +105,7 @@ old_db() {
 	"$rcuwb" -d "$work/v$1.db" summary -M mt >/dev/null
 }
 old_db 3 "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5"
-expect "schema 3 database migrated: runs kept, source and build_key added" "6|6|2" \
+expect "schema 3 database migrated: runs kept, source and build_key added" "7|6|2" \
 	"$(sqlite3 "$work/v3.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('source', 'build_key'))")"
@@ -113,7 +114,7 @@ check "every run records its kernel's source and build key" \
 # and one of schema 4 (before runs.kconfig and runs.kconfig_sha): its runs
 # keep a NULL scenario, which is tiny
 old_db 4 "$drop5"
-expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "6|6|2|0" \
+expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "7|6|2|0" \
 	"$(sqlite3 "$work/v4.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('kconfig', 'kconfig_sha')) || '|' ||
@@ -123,11 +124,19 @@ check "every run records its Kconfig scenario and the fragments' hash" \
 # and one of schema 5 (before runs.commit_id, commit_date, schedule and the
 # rounds and changepoints tables)
 old_db 5 "$drop6"
-expect "schema 5 database migrated: runs kept, commit and schedule columns and the history tables added" "6|6|3|2" \
+expect "schema 5 database migrated: runs kept, commit and schedule columns and the history tables added" "7|6|3|2" \
 	"$(sqlite3 "$work/v5.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('commit_id', 'commit_date', 'schedule')) || '|' ||
 		(SELECT COUNT(*) FROM sqlite_master WHERE name IN ('rounds', 'changepoints'))")"
+# and one of schema 6 (before runs.host_uri): its runs keep a NULL URI
+old_db 6 "$drop7"
+expect "schema 6 database migrated: runs kept, host_uri added" "7|6|1|0" \
+	"$(sqlite3 "$work/v6.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
+		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'host_uri') || '|' ||
+		(SELECT COUNT(host_uri) FROM runs WHERE matrix='mt')")"
+check "every run records its host's URI" test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND host_uri = 'qemu:///system'")" = 6
 check "a Debian kernel's runs have no commit id" test "$(q "SELECT COUNT(commit_id) FROM runs WHERE matrix='mt'")" = 0
 
 # Kconfig scenarios: one cell, the kernel in tiny and in tree; each run

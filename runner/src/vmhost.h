@@ -1,0 +1,64 @@
+/* vmhost.h: one libvirt host a runner uses: its connection, identity, placement, staging kind and load accounting. */
+#ifndef RCUWB_VMHOST_H
+#define RCUWB_VMHOST_H
+
+#include <stdbool.h>
+
+#include "guest.h"
+#include "host.h"
+#include "hostload.h"
+#include "hosts.h"
+#include "nodeload.h"
+#include "place.h"
+
+struct vmhost {
+	struct host_spec spec;
+	int idx;			/* in the hosts file */
+	struct hypervisor hv;
+	/*
+	 * remote: nothing but the connection (volumes, a console stream,
+	 * libvirt's topology and CPU statistics); else this machine's paths
+	 * (a stage directory, the console file, hwloc, /proc).
+	 */
+	bool remote;
+	bool ready;			/* identity, placement and accelerator known */
+	struct host_info info;		/* name: the label (default: the host's name from libvirt) */
+	char uuid[64];			/* the machine's (capabilities), "" unknown */
+	struct placer pl;
+	bool kvm, numa_host;
+	struct nodeload load;		/* remote hosts */
+};
+
+/* Other load at one moment: from /proc (local) or libvirt (remote). */
+struct host_mark {
+	struct load_snap snap;
+	struct nodeload_mark nl;
+};
+
+/*
+ * Connect.  lazy: a host that cannot be reached now is retried in the
+ * background (hv.lost) instead of failing; vmhost_setup() once it is up.
+ */
+int vmhost_open(struct vmhost *h, const struct host_spec *spec, int idx, bool lazy);
+/*
+ * Identity, topology and placement (PU budget spec.pus, locks for the local
+ * host's PUs shared with other runners, or NULL), load accounting.  The
+ * accelerator is the caller's (accel_choose()).
+ */
+int vmhost_setup(struct vmhost *h, struct pulocks *locks);
+void vmhost_close(struct vmhost *h);
+/*
+ * Hosts that are one machine (the same UUID: two daemons on it) count each
+ * other's guests as the runner's own, not as other load: h, set up, is
+ * linked with those of hosts[0..n).
+ */
+void vmhost_link_same_machine(struct vmhost *h, struct vmhost *hosts, int n);
+/* Usable for new guests now: connected, set up and not interrupted. */
+bool vmhost_usable(const struct vmhost *h);
+
+void vmhost_mark(struct vmhost *h, struct host_mark *m);
+/* PUs other work used on the host between two marks, -1 unknown; frees both marks' memory. */
+double vmhost_other_pus(struct vmhost *h, struct host_mark *a, struct host_mark *b);
+void vmhost_mark_free(struct host_mark *m);
+
+#endif
