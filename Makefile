@@ -147,6 +147,7 @@ check: deps libvirt runner initramfs
 		runner/tests/matrix.sh && \
 		runner/tests/sanitizers.sh && \
 		runner/tests/faults.sh && \
+		runner/tests/hosts.sh && \
 		runner/tests/gate.sh && \
 		runner/tests/midboot.sh && \
 		runner/tests/debian612.sh && \

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# runner/tests/hosts.sh: one matrix over two libvirt endpoints that share
+# nothing with the runner but the connection (build/test-hosts.sh: the
+# system daemon over TCP on 127.0.0.1, and a session daemon of another
+# user), with real guests: blocks per host, nothing of this machine's in
+# the remote domain XML, a host unreachable at the start, and the session
+# daemon killed in the middle of a matrix.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+scratch hosts
+variant=${RCUWB_TEST_VARIANT:-after}
+setup=$here/../../build/test-hosts.sh
+cleanup() {
+	"$setup" down >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$setup" up "$work/hosts.yaml" || { bad "the two test endpoints came up"; finish hosts; exit 1; }
+session_uri=$(sed -n 's/^ *- uri: \(qemu+unix.*\)/\1/p' "$work/hosts.yaml")
+tcp_uri=qemu+tcp://127.0.0.1/system
+pool_tcp=/var/lib/libvirt/rcuwb-pool
+pool_session=/var/lib/rcuwb-session/pool
+# rcuwb's guests on an endpoint, running or not
+guests() { virsh -c "$1" list --all --name 2>/dev/null | grep '^rcuwb-'; }
+session_qemus() { pgrep -u rcuwb-session -f qemu-system; }
+busy_sql="(CASE WHEN outcome = 'ok' AND coalesce(host_other_cpu > 0.05 * host_pus, 0) THEN 'host-busy' ELSE outcome END)"
+
+mat() { # NAME REPS: before and after in one 1-vCPU cell, normal GPs
+	cat > "$work/$1.yaml" <<-EOF
+		name: $1
+		variants: [before, $variant]
+		topologies: [{vcpus: 1}]
+		modes: [normal]
+		rcuscale: {nwriters: 1, nreaders: 0, holdoff: boot}
+		reps: $2
+		timeout: 120
+		seed: 3
+	EOF
+}
+
+# 1. A matrix over both endpoints (one PU each), with a third host that
+# cannot be reached at the start: the matrix finishes on the two.
+mat split 4
+cp "$work/hosts.yaml" "$work/hosts3.yaml"
+printf '  - uri: qemu+tcp://127.0.0.1:1/system\n    label: nowhere\n    reconnect: 5\n' >> "$work/hosts3.yaml"
+"$rcuwb" -d "$db" run --hosts "$work/hosts3.yaml" "$work/split.yaml" > "$work/split.out" 2>&1
+rc=$?
+expect "the matrix over the endpoints finished" 0 "$rc"
+check "the unreachable host was named and left to retry" grep -q "cannot reach libvirt at qemu+tcp://127.0.0.1:1/system" "$work/split.out"
+expect "every planned run stored once, ok" "8|8|8" \
+	"$(q "SELECT COUNT(*) || '|' || COUNT(DISTINCT variant || rep) || '|' || SUM(outcome = 'ok') FROM runs WHERE matrix='split'")"
+expect "runs on both endpoints" "session|tcp" "$(q "SELECT group_concat(host, '|') FROM (SELECT DISTINCT host FROM runs WHERE matrix='split' ORDER BY host)")"
+expect "each repetition (block: both variants) on one host" 4 \
+	"$(q "SELECT COUNT(*) FROM (SELECT rep FROM runs WHERE matrix='split' GROUP BY rep HAVING COUNT(DISTINCT host) = 1 AND COUNT(DISTINCT variant) = 2)")"
+expect "each host's URI stored with its runs" 2 \
+	"$(q "SELECT COUNT(*) FROM (SELECT DISTINCT host, host_uri FROM runs WHERE matrix='split' AND ((host = 'tcp' AND host_uri = '$tcp_uri') OR (host = 'session' AND host_uri = '$session_uri')))")"
+expect "every run has its samples" 0 "$(q "SELECT COUNT(*) FROM runs WHERE matrix='split' AND nsamples < 100")"
+expect "host load measured through libvirt on both" 8 "$(q "SELECT COUNT(host_other_cpu) FROM runs WHERE matrix='split'")"
+
+# The TCP host's guests were made of pool volumes and a console stream:
+# no path of this machine's results, cache or home in their XML.
+tcp_xml=$(q "SELECT run_dir FROM runs WHERE matrix='split' AND host='tcp' LIMIT 1")/domain.xml
+check "a TCP guest's kernel and initrd are pool volumes" \
+	grep -q "<kernel>$pool_tcp/[0-9a-f]\{16\}-vmlinux</kernel>" "$tcp_xml"
+check "its console is a pty (read as a stream), logged into the pool" \
+	grep -q "<serial type=\"pty\">" "$tcp_xml"
+# every absolute path in an element's text or an attribute
+paths=$(grep -o '[>"]/[^<">][^<"]*' "$tcp_xml" | cut -c2- | sort -u)
+expect "every path in it is in the host's pool" "" "$(grep -v "^$pool_tcp/" <<< "$paths")"
+check "none is this machine's results, cache or home" \
+	bash -c "! grep -q -e '$work' -e '${RCUWB_CACHE:-$HOME/.cache/rcuwb}' -e '$HOME' -e /var/lib/libvirt/rcuwb/ '$tcp_xml'"
+check "the console log came back into the run directory, and left the host" \
+	bash -c "test -s '${tcp_xml%/*}/console.log' && ! ls $pool_tcp $pool_session | grep -q console.log"
+check "each volume was uploaded at most once to each host" \
+	test -z "$(grep "uploading " "$work/split.out" | sort | uniq -d)"
+check "no guest left on either endpoint" bash -c "[ -z \"\$(virsh -c '$tcp_uri' list --all --name | grep rcuwb-; virsh -c '$session_uri' list --all --name | grep rcuwb-)\" ]"
+"$rcuwb" -d "$db" summary -M split > "$work/summary.out" 2>&1
+check "summary shows runs per host" bash -c "grep -q 'tcp' '$work/summary.out' && grep -q 'session' '$work/summary.out'"
+
+# 2. The session daemon killed in the middle of a matrix, back 3 s later:
+# the run in flight there is stored as host-failed and run again on the
+# TCP host; the runner reconnects, destroys the guest left behind, and the
+# host rejoins.  Every planned run ends stored exactly once as a result.
+mat drop 6
+"$rcuwb" -d "$db" run --hosts "$work/hosts.yaml" "$work/drop.yaml" > "$work/drop.out" 2>&1 &
+runner=$!
+for _ in $(seq 1 600); do [ -n "$(guests "$session_uri")" ] && break; sleep 0.1; done
+sleep 1
+inflight=$(guests "$session_uri" | head -1)
+"$setup" kill-session
+sleep 3
+"$setup" start-session >/dev/null 2>&1
+wait "$runner"
+rc=$?
+expect "the matrix finished on what was left" 0 "$rc"
+check "a guest was in flight on the session host when its daemon died" test -n "$inflight"
+check "the runner saw the connection close and reconnected" \
+	bash -c "grep -q 'lost the connection to libvirt at qemu+unix' '$work/drop.out' && grep -q 'reconnected to libvirt at qemu+unix' '$work/drop.out'"
+expect "the run in flight stored as host-failed, saying why" 1 \
+	"$(q "SELECT COUNT(*) FROM runs WHERE matrix='drop' AND outcome='host-failed' AND host='session' AND outcome_detail LIKE 'lost the connection%'")"
+expect "and run again" 1 \
+	"$(q "SELECT COUNT(*) FROM runs a JOIN runs b ON a.variant = b.variant AND a.rep = b.rep AND a.matrix = b.matrix
+	      WHERE a.matrix='drop' AND a.outcome='host-failed' AND b.outcome='ok' AND b.id > a.id")"
+expect "every planned run stored exactly once as a result" "12|12" \
+	"$(q "SELECT COUNT(*) || '|' || COUNT(DISTINCT variant || '|' || rep) FROM runs WHERE matrix='drop' AND outcome NOT IN ('host-failed', 'interrupted')")"
+check "the guest in flight is gone from the session host" bash -c "! virsh -c '$session_uri' list --all --name | grep -q '$inflight'"
+expect "no domain left on either endpoint" "" "$(guests "$tcp_uri"; guests "$session_uri")"
+expect "no QEMU of the session user left" "" "$(session_qemus)"
+# (the two endpoints share this machine's 2 PUs: each sees the other's
+# guest as other load, so runs come out host-busy, which --resume repeats)
+busy=$(q "SELECT COUNT(*) FROM runs WHERE matrix='drop' AND $busy_sql = 'host-busy'")
+check "--resume plans again only the host-busy runs" grep -q "^$busy runs" \
+	<<< "$("$rcuwb" -d "$db" run -n --resume --hosts "$work/hosts.yaml" "$work/drop.yaml")"
+
+# 3. Bad hosts files: one line naming the file, line and key.
+printf 'hosts:\n  - uri: qemu:///system\n    pus: lots\n' > "$work/bad1.yaml"
+expect "a bad PU budget is named" "rcuwb: error: $work/bad1.yaml:3: pus: give a whole number from 1 to 4096" \
+	"$("$rcuwb" -d "$db" run -n --hosts "$work/bad1.yaml" "$work/drop.yaml" 2>&1)"
+printf 'hosts:\n  - uri: qemu:///system\n    label: a\n  - uri: qemu+tcp://x/system\n    label: a\n' > "$work/bad2.yaml"
+check "two hosts with one label are refused" grep -q "bad2.yaml:4: label: two hosts with one label" \
+	<<< "$("$rcuwb" -d "$db" run -n --hosts "$work/bad2.yaml" "$work/drop.yaml" 2>&1)"
+finish hosts
