@@ -7,6 +7,7 @@ seed_dirs() {
 	console) files=("$top"/runner/tests/data/*.log) ;;
 	matrix) files=("$top"/perf-configs/*.yaml) ;;
 	schedule) files=("$top"/perf-configs/schedules/*.yaml) ;;
+	hosts) files=("$top"/perf-configs/hosts/*.yaml) ;;
 	esac
 	[ -d "$here/seeds/$name" ] && files+=("$here/seeds/$name"/*)
 	for f in "${files[@]}"; do
