@@ -1,7 +1,6 @@
 /* capstopo.c: the host topology from libvirt's capabilities XML. */
 #include "capstopo.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,17 +90,4 @@ out:
 	xmlXPathFreeContext(ctx);
 	xmlFreeDoc(doc);
 	return ret;
-}
-
-void capstopo_uuid(const char *xml, char *out, size_t cap)
-{
-	xmlDocPtr doc = xmlReadMemory(xml, (int)strlen(xml), "capabilities.xml", NULL,
-				      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	xmlXPathContextPtr ctx = doc ? xmlXPathNewContext(doc) : NULL;
-	xmlXPathObjectPtr o = ctx ? xmlXPathEvalExpression(BAD_CAST "string(/capabilities/host/uuid)", ctx) : NULL;
-
-	snprintf(out, cap, "%s", o && o->stringval ? (const char *)o->stringval : "");
-	xmlXPathFreeObject(o);
-	xmlXPathFreeContext(ctx);
-	xmlFreeDoc(doc);
 }

@@ -2,8 +2,6 @@
 #ifndef RCUWB_CAPSTOPO_H
 #define RCUWB_CAPSTOPO_H
 
-#include <stddef.h>
-
 #include "host.h"
 
 struct caps_cpu {
@@ -17,7 +15,5 @@ struct caps_cpu {
  * them).  A host whose capabilities carry no topology is refused.
  */
 int capstopo_parse(const char *xml, struct host_info *h, struct caps_cpu *cpus, unsigned cap, unsigned *n);
-/* The host's UUID (<host><uuid>, from its firmware): two URIs with one UUID reach one machine. "" if none. */
-void capstopo_uuid(const char *xml, char *out, size_t cap);
 
 #endif

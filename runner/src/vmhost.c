@@ -59,7 +59,6 @@ static int setup_remote(struct vmhost *h)
 	if (!caps)
 		return set_err("libvirt at %s: no capabilities: %s", h->spec.uri, virGetLastErrorMessage());
 	ret = capstopo_parse(caps, &h->info, cpus, PLACE_MAX_PUS, &n);
-	capstopo_uuid(caps, h->uuid, sizeof(h->uuid));
 	free(caps);
 	if (ret < 0)
 		return set_err("libvirt at %s: %s", h->spec.uri, last_err());
@@ -72,6 +71,7 @@ static int setup_remote(struct vmhost *h)
 		return set_err("%s: %s", h->spec.uri, last_err());
 	name = virConnectGetHostname(h->hv.conn);
 	snprintf(h->info.name, sizeof(h->info.name), "%s", h->spec.label[0] ? h->spec.label : name ? name : "?");
+	snprintf(h->machine, sizeof(h->machine), "%s", name && strcmp(name, "localhost") ? name : "");
 	free(name);
 	h->numa_host = h->pl.nnodes > 1;
 	stage_remote_clean_stale(h->hv.conn);
@@ -93,7 +93,7 @@ void vmhost_link_same_machine(struct vmhost *h, struct vmhost *hosts, int n)
 	for (i = 0; i < n; i++) {
 		struct vmhost *o = &hosts[i];
 
-		if (o == h || !o->ready || !o->remote || !h->remote || !h->uuid[0] || strcmp(o->uuid, h->uuid))
+		if (o == h || !o->ready || !o->remote || !h->remote || !h->machine[0] || strcmp(o->machine, h->machine))
 			continue;
 		nodeload_add_sibling(&h->load, &o->hv);
 		nodeload_add_sibling(&o->load, &h->hv);

@@ -23,7 +23,13 @@ struct vmhost {
 	bool remote;
 	bool ready;			/* identity, placement and accelerator known */
 	struct host_info info;		/* name: the label (default: the host's name from libvirt) */
-	char uuid[64];			/* the machine's (capabilities), "" unknown */
+	/*
+	 * The machine's name as libvirt reports it (virConnectGetHostname),
+	 * "" unknown: two daemons that report one name are taken to be one
+	 * machine.  Not the capabilities' host UUID: a daemon without SMBIOS
+	 * data makes one up at every start.
+	 */
+	char machine[256];
 	struct placer pl;
 	bool kvm, numa_host;
 	struct nodeload load;		/* remote hosts */
@@ -48,7 +54,7 @@ int vmhost_open(struct vmhost *h, const struct host_spec *spec, int idx, bool la
 int vmhost_setup(struct vmhost *h, struct pulocks *locks);
 void vmhost_close(struct vmhost *h);
 /*
- * Hosts that are one machine (the same UUID: two daemons on it) count each
+ * Hosts that are one machine (the same host name: two daemons on it) count each
  * other's guests as the runner's own, not as other load: h, set up, is
  * linked with those of hosts[0..n).
  */

@@ -125,7 +125,6 @@ static void test_caps(void **state)
 	static const unsigned want[] = { 0, 4, 1, 5, 2, 6, 3, 7 };
 	struct placer p;
 	struct placement pl;
-	char uuid[64];
 
 	(void)state;
 	assert_int_equal(capstopo_parse(caps, &h, c, 16, &n), 0);
@@ -144,10 +143,6 @@ static void test_caps(void **state)
 	assert_int_equal(place_take(&p, 2, &pl), 0);
 	assert_string_equal(pl.cpuset, "0,4");
 	assert_string_equal(pl.nodeset, "0");
-	capstopo_uuid(caps, uuid, sizeof(uuid));
-	assert_string_equal(uuid, "67bd01f2-c04c-4b0f-9e3d-0c9adce1959c");
-	capstopo_uuid("<capabilities><host/></capabilities>", uuid, sizeof(uuid));
-	assert_string_equal(uuid, "");
 	assert_int_equal(capstopo_parse("<capabilities><host/></capabilities>", &h, c, 16, &n), -1);
 	assert_int_equal(capstopo_parse(caps, &h, c, 4, &n), -1);
 }
