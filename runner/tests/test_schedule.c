@@ -71,6 +71,11 @@ static void test_parse(void **state)
 	assert_string_equal(s.notify[2], "rcuwb: round");
 	assert_null(s.notify[4]);
 	schedule_free(&s);
+	/* a hosts file from the source tree, as rcuwb run --hosts takes it */
+	assert_int_equal(load(with("hosts: perf-configs/hosts/example.yaml\n"), &s), 0);
+	snprintf(text, sizeof(text), "%s/perf-configs/hosts/example.yaml", RCUWB_SRCDIR);
+	assert_string_equal(s.hosts, text);
+	schedule_free(&s);
 }
 
 static void test_defaults(void **state)
@@ -86,6 +91,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s.cp_min_commits, 2);
 	assert_int_equal(s.cp_permutations, 199);
 	assert_int_equal(s.jobs, 1);
+	assert_string_equal(s.hosts, "");		/* this machine */
 	assert_string_equal(s.cp_min_change, "0.05");	/* the gate's threshold */
 	assert_null(s.notify[0]);
 	assert_int_equal(strncmp(s.name, "rcuwb-sched-", 12), 0);	/* the file's name */
@@ -97,12 +103,14 @@ static void test_errors(void **state)
 	(void)state;
 	load("", &(struct schedule){ 0 });
 	expect_error("- a\n", "1: a schedule is a YAML mapping (see perf-configs/schedules/README.md)");
-	expect_error(with("color: red\n"), "4: color: unknown key (name, source, matrix, jobs, baseline, gate, history, notify)");
+	expect_error(with("color: red\n"), "4: color: unknown key (name, source, matrix, hosts, jobs, baseline, gate, history, notify)");
 	expect_error(with("gate: {threshold: 5}\n"), "4: gate.threshold: give a fraction between 0 and 1 (0.05 is 5%)");
 	expect_error(with("baseline: {policy: newest, rev: a}\n"), "4: baseline.policy: give last-accepted or fixed");
 	expect_error(with("history: {permutations: 5}\n"), "4: history.permutations: give a whole number from 19 to 100000");
 	expect_error(with("notify: mail\n"), "4: notify: give the command as a list: [PROGRAM, ARG, ...] (no shell)");
 	expect_error(with("name: a/b\n"), "4: name: letters, digits, '.', '_', '-'");
+	expect_error(with("hosts: perf-configs/hosts/nowhere.yaml\n"), "1: hosts: no such file (a path from the working "
+		     "directory or from rcuwb's source tree, e.g. perf-configs/hosts/NAME.yaml)");
 	expect_error("source: {git: /tmp}\n", "1: source.branch: missing: the branch to follow");
 	expect_error("source: {debian: '6.12'}\n", "1: source.debian: a schedule follows a git branch; Debian package "
 		     "versions are measured as variants (kernel-changes/README.md)");
