@@ -124,6 +124,18 @@ emulator: deps libvirt initramfs runner
 	@Rscript stats/settings.R --db $(DB) --matrix emu-apart,emu-shared --by emulator \
 		--names "emulator shared,emulator apart"
 
+# One guest at a time or two side by side (issue 10 item 7): 1-vCPU guests,
+# both GP modes, run -J 1 alternated with run -J 2 SIDE_REPS times; the
+# gate's verdict on side by side and what a decision costs in each.
+SIDE_REPS ?= 15
+sidebyside: deps libvirt initramfs runner
+	@$(MAKE) -s kernel VARIANTS="after"
+	@for i in $$(seq $(SIDE_REPS)); do \
+		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/side-solo.yaml || exit 1; \
+		$(RCUWB) -q -d $(DB) run -J 2 perf-configs/side-pair.yaml || exit 1; done
+	@Rscript stats/settings.R --db $(DB) --matrix side-solo,side-pair --by matrix \
+		--names "one at a time,side by side"
+
 # RESULTS.md and stats/results/ from the database (after bench, midboot and
 # gate-calibration).
 results: runner
@@ -166,4 +178,4 @@ fuzz: deps
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench midboot report gate-calibration holdoff emulator results check fuzz clean
+.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench midboot report gate-calibration holdoff emulator sidebyside results check fuzz clean

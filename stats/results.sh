@@ -142,6 +142,22 @@ $(Rscript "$top/stats/settings.R" --db "$db" --matrix emu-apart,emu-shared --by 
 EOS
 }
 
+# One guest at a time against two side by side (make sidebyside).
+sidebyside_section() {
+	cat <<EOS
+## One guest at a time or two side by side (\`make sidebyside\`)
+
+A 1-vCPU guest of \`after\`, both GP modes, one writer, holdoff boot;
+\`run -J 1\` (one guest at a time) alternated with \`run -J 2\` (two guests at
+once, each pinned to a host PU of its own, QEMU's threads beside its vCPU),
+$(q "SELECT COUNT(*) || ' runs, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'side-%'").
+
+\`\`\`
+$(Rscript "$top/stats/settings.R" --db "$db" --matrix side-solo,side-pair --by matrix --names "one at a time,side by side" 2>&1)
+\`\`\`
+EOS
+}
+
 # Debian's two kernel lines as packaged (perf-configs/lines.yaml).
 lines_section() {
 	cat <<EOS
@@ -225,7 +241,7 @@ EOS
 }
 
 # results.sh DB --section NAME: print that section only (midboot,
-# midboot-6.12, lines, kconfigs, calibration, holdoff, emulator), for a
+# midboot-6.12, lines, kconfigs, calibration, holdoff, emulator, sidebyside), for a
 # database that holds only its matrices.
 if [ "${2:-}" = "--section" ]; then
 	case "${3:-}" in
@@ -236,7 +252,8 @@ if [ "${2:-}" = "--section" ]; then
 	calibration) mkdir -p "$out/plots"; calibration_section ;;
 	holdoff) holdoff_section ;;
 	emulator) emulator_section ;;
-	*) echo "results.sh: --section midboot, midboot-6.12, lines, kconfigs, calibration, holdoff or emulator" >&2; exit 64 ;;
+	sidebyside) sidebyside_section ;;
+	*) echo "results.sh: --section midboot, midboot-6.12, lines, kconfigs, calibration, holdoff, emulator or sidebyside" >&2; exit 64 ;;
 	esac
 	exit
 fi
@@ -342,6 +359,8 @@ $( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'gatecal-v1'")" -gt 0 ] && c
 $( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'holdoff'")" -gt 0 ] && holdoff_section)
 
 $( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'emu-apart'")" -gt 0 ] && emulator_section)
+
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'side-pair'")" -gt 0 ] && sidebyside_section)
 
 ## Plots
 

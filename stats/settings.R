@@ -5,7 +5,10 @@
 # ran (--by emulator: shared is the baseline, apart the candidate), or by
 # the guest kernel's Kconfig scenario (--by kconfig: the first of --names,
 # default tiny, is the baseline, the second, default tree, the candidate;
-# their configurations differ by design, so the gate allows it).  The runs
+# their configurations differ by design, so the gate allows it), or by
+# matrix (--by matrix: the runs of the first of --matrix are the baseline,
+# of the second the candidate, e.g. one guest at a time against side by
+# side; then the cost table, setting_cost(), replaces the wall-time one).  The runs
 # whose boot parameters contain --baseline-param are the baseline, the
 # others the candidate; the cells are matched with --drop (holdoff) left out
 # of the key.  Prints the gate's verdict on the candidate setting and, per cell,
@@ -13,7 +16,7 @@
 # time).
 #
 # Usage:
-#   Rscript stats/settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator|kconfig)
+#   Rscript stats/settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator|kconfig|matrix)
 #       [--names BASE,CAND] [--drop holdoff] [--threshold 5%] [--alpha 0.05]
 # Exit status: the gate's (0 pass, 1 slowdown, 2 hard failure/refused, 3
 # inconclusive); 64 bad command line.
@@ -29,7 +32,7 @@ settings_main <- function(args) {
             names = "value", threshold = "value", alpha = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
-    cat("usage: settings.R --db PATH --matrix NAME (--baseline-param TEXT | --by emulator|kconfig)",
+    cat("usage: settings.R --db PATH --matrix NAME (--baseline-param TEXT | --by emulator|kconfig|matrix)",
         "[--names B,C] [--drop holdoff]",
         "[--threshold 5%] [--alpha 0.05]\n")
     return(0L)
@@ -39,14 +42,19 @@ settings_main <- function(args) {
   matrix <- check_known(db, "matrix", parse_list(o$matrix, "matrix"), "matrix")
   by_emu <- identical(o$by, "emulator")
   by_kc <- identical(o$by, "kconfig")
-  if (!is.null(o$by) && !by_emu && !by_kc) usage_error("bad value for --by: '%s' (emulator or kconfig)", o$by)
-  if (is.null(o$by) && is.null(o[["baseline-param"]])) {
-    usage_error("give --baseline-param TEXT or --by emulator|kconfig")
+  by_mx <- identical(o$by, "matrix")
+  if (!is.null(o$by) && !by_emu && !by_kc && !by_mx) {
+    usage_error("bad value for --by: '%s' (emulator, kconfig or matrix)", o$by)
   }
+  if (is.null(o$by) && is.null(o[["baseline-param"]])) {
+    usage_error("give --baseline-param TEXT or --by emulator|kconfig|matrix")
+  }
+  if (by_mx && length(matrix) != 2) usage_error("--by matrix: give two matrices, baseline first")
   threshold <- parse_fraction(o$threshold %||% "5%", "threshold")
   alpha <- parse_alpha(o$alpha %||% "0.05")
-  drop <- parse_list(o$drop %||% (if (by_emu) "emulator" else if (by_kc) "config,kconfig" else "holdoff"),
-                     "drop")
+  drop <- parse_list(o$drop %||% (if (by_emu) "emulator" else if (by_kc) "config,kconfig" else
+    if (by_mx) "none" else "holdoff"), "drop")
+  drop <- setdiff(drop, "none")
   bad <- setdiff(drop, c("holdoff", "config", "emulator", "kconfig"))
   if (length(bad)) usage_error("bad value for --drop: '%s' (holdoff, config, emulator or kconfig)", bad[1])
   rt <- build_run_table(read_runs(db, matrix = matrix), run_stats(read_samples(db, matrix = matrix)))
@@ -63,6 +71,9 @@ settings_main <- function(args) {
   } else if (by_emu) {
     param <- "emulator shared"
     is_base <- !grepl("emulator:", rt$pinned)
+  } else if (by_mx) {
+    param <- matrix[1]
+    is_base <- rt$matrix == matrix[1]
   } else {
     param <- o[["baseline-param"]]
     is_base <- grepl(param, rt$boot_params, fixed = TRUE)
@@ -81,6 +92,13 @@ settings_main <- function(args) {
   res <- gate_run_table(rt, base_name, cand_name, threshold = threshold, alpha = alpha,
                         matrix = unique(rt$matrix), allow_config = by_kc)
   cat(res$text, sep = "\n")
+  if (by_mx) {
+    cat("\nWhat deciding costs (runs per side for a true slowdown at 80% power, at each setting's",
+        "spread; runs per hour of wall clock; hours for one 10% decision, both sides):\n\n")
+    cat(setting_cost_markdown(setting_cost(rt, c(base_name, cand_name), threshold = threshold,
+                                           a = alpha / length(GATE_DEFAULT_STATS))), sep = "\n")
+    return(res$status)
+  }
   ok <- rt[rt$kind == "rcuscale" & !is.na(rt$wall_s), , drop = FALSE]
   per <- aggregate(wall_s ~ cell + variant, data = ok, FUN = mean)
   per$runs_per_hour <- round(3600 / per$wall_s)
