@@ -45,6 +45,8 @@ static int setup_local(struct vmhost *h, struct pulocks *locks)
 		snprintf(h->info.name, sizeof(h->info.name), "%s", label);
 	h->pl.locks = locks;
 	h->numa_host = h->pl.nnodes > 1;
+	if (gethostname(h->machine, sizeof(h->machine) - 1) < 0 || !strcmp(h->machine, "localhost"))
+		h->machine[0] = '\0';
 	stage_local_clean_stale(&h->hv);
 	return 0;
 }
@@ -93,10 +95,13 @@ void vmhost_link_same_machine(struct vmhost *h, struct vmhost *hosts, int n)
 	for (i = 0; i < n; i++) {
 		struct vmhost *o = &hosts[i];
 
-		if (o == h || !o->ready || !o->remote || !h->remote || !h->machine[0] || strcmp(o->machine, h->machine))
+		if (o == h || !o->ready || !h->machine[0] || strcmp(o->machine, h->machine))
 			continue;
-		nodeload_add_sibling(&h->load, &o->hv);
-		nodeload_add_sibling(&o->load, &h->hv);
+		/* the local host reads /proc, which leaves out every QEMU of this runner already */
+		if (h->remote)
+			nodeload_add_sibling(&h->load, &o->hv);
+		if (o->remote)
+			nodeload_add_sibling(&o->load, &h->hv);
 	}
 }
 

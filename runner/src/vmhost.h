@@ -24,8 +24,8 @@ struct vmhost {
 	bool ready;			/* identity, placement and accelerator known */
 	struct host_info info;		/* name: the label (default: the host's name from libvirt) */
 	/*
-	 * The machine's name as libvirt reports it (virConnectGetHostname),
-	 * "" unknown: two daemons that report one name are taken to be one
+	 * The machine's name as libvirt reports it (virConnectGetHostname; the
+	 * local host's gethostname()), "" unknown: two hosts with one name are taken to be one
 	 * machine.  Not the capabilities' host UUID: a daemon without SMBIOS
 	 * data makes one up at every start.
 	 */
