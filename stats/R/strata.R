@@ -112,6 +112,16 @@ shape_suffix <- function(rt) {
   out
 }
 
+# The hosts with values on both sides, NAs dropped: a list of
+# list(y1 = candidate's, y2 = baseline's).  A host with one side only
+# carries no within-host information.
+both_sides <- function(new, old) {
+  hosts <- lapply(seq_along(new), function(h) {
+    list(y1 = new[[h]][!is.na(new[[h]])], y2 = old[[h]][!is.na(old[[h]])])
+  })
+  Filter(function(x) length(x$y1) > 0 && length(x$y2) > 0, hosts)
+}
+
 # One-sided van Elteren test of "the candidate is slower".  `new`, `old`:
 # lists of per-host values (same length, host by host; +Inf allowed).
 # Hosts with no value on a side carry no within-host information and are
@@ -120,14 +130,12 @@ shape_suffix <- function(rt) {
 van_elteren_greater <- function(new, old) {
   t <- 0
   v <- 0
-  any_host <- FALSE
-  for (h in seq_along(new)) {
-    y1 <- new[[h]][!is.na(new[[h]])]
-    y2 <- old[[h]][!is.na(old[[h]])]
+  hosts <- both_sides(new, old)
+  for (s in hosts) {
+    y1 <- s$y1
+    y2 <- s$y2
     n1 <- length(y1)
     n2 <- length(y2)
-    if (!n1 || !n2) next
-    any_host <- TRUE
     N <- n1 + n2
     r <- rank(c(y1, y2))
     ties <- table(r)
@@ -135,7 +143,7 @@ van_elteren_greater <- function(new, old) {
     t <- t + w * (sum(r[seq_len(n1)]) - n1 * (N + 1) / 2)
     v <- v + w^2 * (n1 * n2 / 12) * ((N + 1) - sum(ties^3 - ties) / (N * (N - 1)))
   }
-  if (!any_host) return(list(p = NA_real_, z = NA_real_, t = NA_real_, var = NA_real_))
+  if (!length(hosts)) return(list(p = NA_real_, z = NA_real_, t = NA_real_, var = NA_real_))
   if (v <= 0) return(list(p = 1, z = 0, t = t, var = v))
   z <- t / sqrt(v)
   list(p = stats::pnorm(z, lower.tail = FALSE), z = z, t = t, var = v)
@@ -161,14 +169,11 @@ van_elteren_bounds <- function(new, old, a) {
   d <- numeric()
   w <- numeric()
   v <- 0
-  for (h in seq_along(new)) {
-    y1 <- new[[h]][!is.na(new[[h]])]
-    y2 <- old[[h]][!is.na(old[[h]])]
-    n1 <- length(y1)
-    n2 <- length(y2)
-    if (!n1 || !n2) next
+  for (s in both_sides(new, old)) {
+    n1 <- length(s$y1)
+    n2 <- length(s$y2)
     N <- n1 + n2
-    d <- c(d, pair_diffs(y1, y2))
+    d <- c(d, pair_diffs(s$y1, s$y2))
     w <- c(w, rep(1 / (N + 1), n1 * n2))
     v <- v + n1 * n2 / (12 * (N + 1))
   }
