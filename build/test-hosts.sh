@@ -39,20 +39,41 @@ wait_for() { # URI WHAT
 	die "$2 does not answer at $1 after 30 s"
 }
 
+# the root libvirtd's pid, if one runs (a stale pid file names it no more)
+root_libvirtd() {
+	local pid
+	pid=$(cat /run/libvirtd.pid 2>/dev/null || true)
+	if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = libvirtd ] &&
+		[ "$(stat -c %u "/proc/$pid")" = 0 ]; then
+		echo "$pid"
+	else
+		pgrep -x -u root libvirtd | head -1
+	fi
+}
+
 system_libvirtd() { # [--listen -f CONF]: (re)start the system daemon with these options
 	local pid
-	pid=$(cat /run/libvirtd.pid 2>/dev/null || pgrep -x -u root libvirtd || true)
+	pid=$(root_libvirtd)
 	if [ -n "$pid" ]; then
 		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		! kill -0 "$pid" 2>/dev/null || die "libvirtd ($pid) did not exit within 60 s"
 	fi
-	pgrep -x virtlogd >/dev/null || virtlogd -d -p /run/virtlogd.pid
+	rm -f /run/libvirtd.pid
+	pgrep -x -u root virtlogd >/dev/null || virtlogd -d -p /run/virtlogd.pid
 	libvirtd -d -p /run/libvirtd.pid "$@"
 	wait_for qemu:///system "libvirtd"
 }
 
+# is the root libvirtd the one with the test's TCP listener?
+listening() {
+	local pid
+	pid=$(root_libvirtd)
+	[ -n "$pid" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "--listen"
+}
+
 tcp_up() {
-	answers "$tcp_uri" && return 0
+	listening && answers "$tcp_uri" && return 0
 	mkdir -p "${conf%/*}"
 	cat > "$conf" <<-EOF
 		# build/test-hosts.sh: test only, switched off by 'test-hosts.sh down'
@@ -66,7 +87,8 @@ tcp_up() {
 }
 
 tcp_down() {
-	answers "$tcp_uri" || return 0
+	# decided by the daemon's command line, not by whether the port answers
+	listening || { rm -f "$conf"; return 0; }
 	system_libvirtd
 	rm -f "$conf"
 }

@@ -111,6 +111,7 @@ int bench_open(struct bench *b, const struct hosts *hs, const struct kernel_buil
 			if (!fleet)
 				return -1;
 			info("rcuwb: %s: left out of this matrix\n", last_err());
+			h->hv.gone = true;	/* not set up again, its runs go elsewhere */
 			continue;
 		}
 		up++;

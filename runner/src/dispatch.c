@@ -73,7 +73,12 @@ static long next_run(struct dispatch *d, int h)
 	return (long)i;
 }
 
-/* A host that is down gives its pending runs back. */
+/*
+ * A host gone for good (lost longer than its reconnect time, or left out)
+ * gives its pending runs back.  One that is only reconnecting keeps its
+ * blocks: they wait for it, so that a short outage does not split a block
+ * over two hosts.
+ */
 static void release_down(struct dispatch *d)
 {
 	size_t i;
@@ -81,7 +86,7 @@ static void release_down(struct dispatch *d)
 	for (i = 0; i < d->n; i++) {
 		int h = d->owner[i];
 
-		if (h >= 0 && d->state[i] == RS_PENDING && !vmhost_usable(&d->b->hosts[h]))
+		if (h >= 0 && d->state[i] == RS_PENDING && d->b->hosts[h].hv.gone)
 			d->owner[i] = -1;
 	}
 }
@@ -128,13 +133,22 @@ static int start_one(struct dispatch *d, struct vmhost *h, size_t i)
 	}
 	d->state[i] = RS_RUNNING;
 	d->host_running[h->idx]++;
-	if (job_start(d->b, &s->job) < 0 && s->job.guest.end != END_START_FAILED) {
+	if (job_start(d->b, &s->job) < 0 && s->job.guest.end != END_START_FAILED &&
+	    !s->job.guest.lost_with_conn) {
+		bool host_went = !vmhost_usable(h);
+
 		d->nactive--;
 		d->state[i] = RS_PENDING;
 		d->host_running[h->idx]--;
 		place_release(&h->pl, &s->place);
 		job_free(&s->job);
 		free(s);
+		/* the host went away before the guest existed (e.g. in the upload): nothing to store */
+		if (host_went && d->fleet) {
+			dispatch_clear_progress();
+			info("rcuwb: host %s went away while a run was being started: %s\n", h->info.name, last_err());
+			return 1;
+		}
 		return -1;
 	}
 	return 0;
@@ -195,8 +209,9 @@ static void reap(struct dispatch *d)
 		if (s->job.result.outcome != OUT_OK)
 			d->failed++;
 		if (lost_with_host(d, s)) {
+			/* again in its block, on its host once back; elsewhere if it is gone for good */
 			d->state[s->run] = RS_PENDING;
-			d->owner[s->run] = -1;
+			d->owner[s->run] = h->hv.gone ? -1 : h->idx;
 			d->requeued++;
 		} else {
 			d->state[s->run] = RS_DONE;
@@ -204,7 +219,7 @@ static void reap(struct dispatch *d)
 		dispatch_clear_progress();
 		bench_report_run(&s->job, d->done, (int)d->n + d->requeued);
 		if (d->state[s->run] == RS_PENDING)
-			info("rcuwb: run %lld went down with host %s: again on a host that is up\n",
+			info("rcuwb: run %lld went down with host %s: it runs again\n",
 			     (long long)s->job.id, h->info.name);
 		progress(d);
 		job_free(&s->job);
@@ -273,6 +288,12 @@ static int idle_wait(struct dispatch *d, bool *told)
 		return hv_sleep(&d->b->hosts[0].hv, 500);
 	}
 	d->down_since = 0;
+	for (i = 0; i < d->b->nhosts && !*told; i++)
+		if (d->b->hosts[i].hv.lost) {
+			info("rcuwb: waiting for host %s to come back: its blocks wait up to %d s for it\n",
+			     d->b->hosts[i].info.name, d->b->hosts[i].hv.reconnect_s);
+			*told = true;
+		}
 	if (!*told && any->pl.locks)
 		info("rcuwb: waiting for host PUs that another rcuwb process holds (%s)\n", any->pl.locks->dir);
 	*told = true;
@@ -301,16 +322,20 @@ int dispatch_run(struct dispatch *d)
 			return -1;
 		if (started)
 			continue;	/* start as many as fit before sleeping */
+		reap(d);	/* guests that ended while starting others, or at once */
 		if (!d->nactive && (all_done(d) || d->errors))
 			break;
 		if (d->nactive) {
 			if (hv_iterate() < 0)
 				return -1;
+			reap(d);
 		} else if (idle_wait(d, &told) < 0) {
 			return -1;
 		}
-		reap(d);
 	}
+	/* interrupted: what runs on a host that is away cannot be stopped now */
+	for (int i = 0; i < d->b->nhosts; i++)
+		hv_abandon(&d->b->hosts[i].hv, "runner interrupted while libvirt was away");
 	reap(d);
 	return 0;
 }

@@ -40,9 +40,10 @@ struct dispatch {
  * variant) as it has room, so a host with more PUs takes more blocks and
  * host differences stay within blocks.  A run whose host dropped
  * (END_HOST_FAILED through a lost connection) is stored as host-failed and,
- * with a hosts file, run again on a host that is up; the pending runs of a
- * host that is down go back to the others at once.  A host that comes back
- * takes new blocks.  Returns -1 when nothing can go on (every host down
+ * with a hosts file, run again in its block: on its host when it is back,
+ * on another once the host is gone for good (lost longer than its
+ * reconnect time), when its pending runs go to the others too.  A host
+ * that comes back takes new blocks.  Returns -1 when nothing can go on (every host down
  * for longer than its reconnect time, or an error of this process).
  */
 int dispatch_run(struct dispatch *d);

@@ -163,6 +163,8 @@ static void add_pinning(xmlNodePtr root, const struct domain_params *p)
 static void set_paths(xmlDocPtr doc, const struct domain_params *p)
 {
 	set_text(node_at(doc, "name"), p->name);
+	if (p->description)
+		set_text(node_at(doc, "description"), p->description);
 	set_text(node_at(doc, "os/kernel"), p->kernel);
 	set_text(node_at(doc, "os/initrd"), p->initrd);
 	if (p->console)
@@ -258,8 +260,13 @@ char *domxml_retarget(const char *xml, const struct domain_params *p)
 		return NULL;
 	}
 	/* a run of a remote host read its console as a pty stream: again here, a file */
-	if (p->console)
+	if (p->console) {
+		xmlNodePtr log = node_at(doc, "devices/serial/log");
+
 		xmlSetProp(node_at(doc, "devices/serial"), BAD_CAST "type", BAD_CAST "file");
+		xmlUnlinkNode(log);	/* virtlogd's copy in that host's pool */
+		xmlFreeNode(log);
+	}
 	set_paths(doc, p);
 	ret = serialise(doc);
 	xmlFreeDoc(doc);

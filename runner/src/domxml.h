@@ -6,6 +6,7 @@
 
 struct domain_params {
 	const char *name;
+	const char *description;	/* who started it (stage_owner()), NULL = none */
 	bool kvm;			/* domain type kvm (else qemu = TCG) */
 	const struct guest_topo *topo;
 	const char *kernel, *initrd, *cmdline;

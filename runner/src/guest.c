@@ -284,18 +284,32 @@ static void stop_all(struct hypervisor *hv, enum guest_end why, const char *deta
 	}
 }
 
-/* Unreachable for good: every guest ends here as the host's failure (its console may still show it finished). */
+static void add_orphan(struct hypervisor *hv, const char *name);
+
+/*
+ * Unreachable for good: every guest ends here as the host's failure (its
+ * console may still show it finished); its domain, which may still run,
+ * is destroyed by name if the host comes back.
+ */
 static void give_up(struct hypervisor *hv, const char *why)
 {
 	while (hv->guests) {
 		struct guest *g = hv->guests;
 
+		if (g->dom_started)
+			add_orphan(hv, g->name);
 		g->end = g->stop_pending ? g->end : END_HOST_FAILED;
 		g->lost_with_conn = !g->stop_pending;
 		if (!g->stop_pending)
 			snprintf(g->end_detail, sizeof(g->end_detail), "%s", why);
 		finish(hv, g);
 	}
+}
+
+void hv_abandon(struct hypervisor *hv, const char *why)
+{
+	if (hv->lost)
+		give_up(hv, why);
 }
 
 static void add_orphan(struct hypervisor *hv, const char *name)
@@ -317,6 +331,10 @@ static void drop_streamed(struct hypervisor *hv)
 		next = g->next;
 		if (!g->stream_console)
 			continue;
+		if (g->ending) {	/* it had stopped: its end stands, its console is what came */
+			finish(hv, g);
+			continue;
+		}
 		add_orphan(hv, g->name);
 		if (!g->stop_pending) {
 			g->end = END_HOST_FAILED;
@@ -669,9 +687,13 @@ int guest_start(struct hypervisor *hv, struct guest *g)
 	g->grace_timer = -1;
 	g->ended = 0;
 	g->end_detail[0] = '\0';
-	if (hv->lost) {
+	if (hv->lost) {	/* went away just now (noticed in an earlier call): the host's failure */
 		set_err("libvirt at %s is not connected", hv->uri);
-		goto fail;
+		g->end = END_HOST_FAILED;
+		g->lost_with_conn = true;
+		snprintf(g->end_detail, sizeof(g->end_detail), "lost the connection to libvirt at %.100s "
+			 "before the guest started", hv->uri);
+		return -1;
 	}
 	if (g->stream_console ? open_console_file(g) < 0 : watch_console(g) < 0)
 		goto fail;
@@ -691,9 +713,18 @@ int guest_start(struct hypervisor *hv, struct guest *g)
 	if (!g->dom || (g->stream_console && attach_stream(hv, g) < 0)) {
 		g->end = END_START_FAILED;
 		snprintf(g->end_detail, sizeof(g->end_detail), "%s", last_err());
-		if (g->dom)
+		if (hv->lost) {
+			/* the connection closed under the start: the host's failure, not the guest's */
+			g->end = END_HOST_FAILED;
+			g->lost_with_conn = true;
+			add_orphan(hv, g->name);
+			snprintf(g->end_detail, sizeof(g->end_detail),
+				 "lost the connection to libvirt at %.100s while starting the guest", hv->uri);
+		} else if (g->dom) {
 			virDomainDestroy(g->dom);
-		finish(hv, g);
+		}
+		if (g->running)
+			finish(hv, g);
 		return -1;
 	}
 	if (g->running)

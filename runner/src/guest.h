@@ -49,7 +49,7 @@ struct guest {
 
 struct hypervisor {
 	virConnectPtr conn;
-	char uri[64];
+	char uri[256];
 	unsigned long qemu_version, libvirt_version;
 	int lifecycle_cb;
 	bool interrupted;
@@ -116,6 +116,12 @@ int hv_iterate(void);
 int hv_wait(struct hypervisor *hv, int until);
 /* Run the event loop for ms milliseconds (or until interrupted): waiting for another runner's PUs. */
 int hv_sleep(struct hypervisor *hv, int ms);
+/*
+ * Give up the guests of a host that is away (interrupted meanwhile, or
+ * exiting): they end as END_HOST_FAILED now and are destroyed by name if
+ * the connection comes back before the runner exits.
+ */
+void hv_abandon(struct hypervisor *hv, const char *why);
 /* Destroy a running guest, recording why. */
 void guest_stop(struct hypervisor *hv, struct guest *g, enum guest_end why, const char *detail);
 

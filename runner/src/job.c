@@ -87,7 +87,7 @@ static bool other_pus(unsigned npus, const struct placement *pl, char *out, size
 
 int job_start(struct bench *b, struct job *j)
 {
-	char kernel[PATH_MAX], initrd[PATH_MAX];
+	char kernel[PATH_MAX], initrd[PATH_MAX], owner[320];
 	struct domain_params dp = { 0 };
 	struct run_env *e = &j->env;
 	struct vmhost *h;
@@ -133,7 +133,10 @@ int job_start(struct bench *b, struct job *j)
 		return -1;
 	if (stage_files(j, kernel, initrd, sizeof(kernel)) < 0)
 		return -1;
+	stage_owner(owner, sizeof(owner));
+	snprintf(owner + strlen(owner), sizeof(owner) - strlen(owner), ", pid %d", (int)getpid());
 	dp.name = j->guest.name;
+	dp.description = owner;
 	dp.kvm = h->kvm;
 	dp.topo = &j->spec.topo;
 	dp.kernel = kernel;
@@ -195,7 +198,8 @@ static int keep_run_dir(struct job *j)
 	if (mkdir_p(d) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/console.log", d);
-	if (rename(j->guest.console_path, path) < 0 &&
+	/* no console at all (the guest never started): nothing to keep */
+	if (rename(j->guest.console_path, path) < 0 && errno != ENOENT &&
 	    (errno != EXDEV || copy_file(j->guest.console_path, path) < 0))
 		return set_err("cannot keep the console log in %s: %s", d, strerror(errno));
 	snprintf(path, sizeof(path), "%s/domain.xml", d);

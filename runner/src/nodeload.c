@@ -146,6 +146,7 @@ static void on_tick(int timer, void *opaque)
 
 int nodeload_start(struct nodeload *l, struct hypervisor *hv)
 {
+	nodeload_stop(l);	/* a host set up again */
 	memset(l, 0, sizeof(*l));
 	l->hv = hv;
 	sample(l);
@@ -163,6 +164,7 @@ void nodeload_stop(struct nodeload *l)
 {
 	if (l->timer >= 0 && l->hv)
 		virEventRemoveTimeout(l->timer);
+	l->nsib = 0;
 	l->timer = -1;
 	free(l->g);
 	l->g = NULL;

@@ -139,6 +139,32 @@ static void clean_stale_logs(virConnectPtr conn)
 	virStoragePoolFree(pool);
 }
 
+void stage_owner(char *out, size_t cap)
+{
+	char host[256] = "?";
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		strcpy(host, "?");
+	snprintf(out, cap, "rcuwb runner on %s", host);
+}
+
+/*
+ * Started by a runner of this machine (its description says so): a name's
+ * pid means something only here.  Another machine's runner may share the
+ * host with a live guest of the same pid.
+ */
+static bool ours(virDomainPtr dom)
+{
+	char want[300];
+	char *d = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_DESCRIPTION, NULL, 0);
+	bool mine;
+
+	stage_owner(want, sizeof(want));
+	mine = d && !strncmp(d, want, strlen(want));
+	free(d);
+	return mine;
+}
+
 void stage_remote_clean_stale(virConnectPtr conn)
 {
 	virDomainPtr *doms = NULL;
@@ -147,7 +173,7 @@ void stage_remote_clean_stale(virConnectPtr conn)
 	for (i = 0; i < n; i++) {
 		const char *name = virDomainGetName(doms[i]);
 
-		if (name && !strncmp(name, "rcuwb-", 6) && stage_orphaned(name)) {
+		if (name && !strncmp(name, "rcuwb-", 6) && stage_orphaned(name) && ours(doms[i])) {
 			info("rcuwb: destroying %s, left by a runner that was killed\n", name);
 			virDomainDestroy(doms[i]);
 		}
@@ -351,6 +377,7 @@ int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *loc
 	virStoragePoolPtr pool = virStoragePoolLookupByName(conn, POOL_NAME);
 	virStorageVolPtr vol = NULL;
 	virStreamPtr st = NULL;
+	char tmp[PATH_MAX + 16] = "";
 	int fd = -1, ret = -1;
 
 	if (pool)
@@ -360,10 +387,13 @@ int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *loc
 		set_err("libvirt: no console log %s on the host: %s", remote_path, virt_msg());
 		goto out;
 	}
+	/* into a file beside it, renamed over it once whole: a failed download keeps the streamed copy */
+	if (path_fmt(tmp, sizeof(tmp), "%s.download", local_path) < 0)
+		goto out;
 	st = virStreamNew(conn, 0);
-	fd = open(local_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (!st || fd < 0) {
-		set_err("cannot fetch %s to %s: %s", remote_path, local_path, fd < 0 ? strerror(errno) : virt_msg());
+		set_err("cannot fetch %s to %s: %s", remote_path, tmp, fd < 0 ? strerror(errno) : virt_msg());
 		goto out;
 	}
 	if (virStorageVolDownload(vol, st, 0, 0, 0) < 0 || virStreamRecvAll(st, recv_file, &fd) < 0 ||
@@ -372,11 +402,19 @@ int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *loc
 		virStreamAbort(st);
 		goto out;
 	}
+	if (close(fd) < 0 || rename(tmp, local_path) < 0) {
+		fd = -1;
+		set_err("cannot keep %s as %s: %s", tmp, local_path, strerror(errno));
+		goto out;
+	}
+	fd = -1;
 	virStorageVolDelete(vol, 0);
 	ret = 0;
 out:
 	if (fd >= 0)
 		close(fd);
+	if (ret < 0 && tmp[0])
+		unlink(tmp);
 	if (st)
 		virStreamFree(st);
 	if (vol)

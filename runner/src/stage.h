@@ -20,6 +20,8 @@ void stage_local_remove(const char *dir);
 /* Destroy guests and remove stage directories left by runners that were killed. */
 void stage_local_clean_stale(struct hypervisor *hv);
 
+/* "rcuwb runner on HOSTNAME": the description of every guest a runner of this machine starts. */
+void stage_owner(char *out, size_t cap);
 /* Whether a guest name rcuwb-STAMP-PID-N belongs to a runner of this machine that is gone. */
 bool stage_orphaned(const char *name);
 
@@ -33,8 +35,9 @@ bool stage_orphaned(const char *name);
 int stage_volume(virConnectPtr conn, const char *pool_dir, const char *file, const char *suffix,
 		 char *path, size_t cap);
 /*
- * Destroy rcuwb guests on a host whose runner (on this machine) is gone,
- * and delete their console logs from the pool.
+ * Destroy rcuwb guests on a host whose runner was one of this machine's
+ * (their description) and is gone, and delete such runners' console logs
+ * from the pool.
  */
 void stage_remote_clean_stale(virConnectPtr conn);
 /*

@@ -10,7 +10,9 @@ set -uo pipefail
 scratch hosts
 variant=${RCUWB_TEST_VARIANT:-after}
 setup=$here/../../build/test-hosts.sh
+runner=
 cleanup() {
+	[ -z "$runner" ] || kill "$runner" 2>/dev/null
 	"$setup" down >/dev/null 2>&1
 	rm -rf "$work"
 }
@@ -44,7 +46,7 @@ mat() { # NAME REPS: before and after in one 1-vCPU cell, normal GPs
 mat split 4
 cp "$work/hosts.yaml" "$work/hosts3.yaml"
 printf '  - uri: qemu+tcp://127.0.0.1:1/system\n    label: nowhere\n    reconnect: 5\n' >> "$work/hosts3.yaml"
-"$rcuwb" -d "$db" run --hosts "$work/hosts3.yaml" "$work/split.yaml" > "$work/split.out" 2>&1
+timeout 600 "$rcuwb" -d "$db" run --hosts "$work/hosts3.yaml" "$work/split.yaml" > "$work/split.out" 2>&1
 rc=$?
 expect "the matrix over the endpoints finished" 0 "$rc"
 check "the unreachable host was named and left to retry" grep -q "cannot reach libvirt at qemu+tcp://127.0.0.1:1/system" "$work/split.out"
@@ -83,7 +85,7 @@ check "summary shows runs per host" bash -c "grep -q 'tcp' '$work/summary.out' &
 # TCP host; the runner reconnects, destroys the guest left behind, and the
 # host rejoins.  Every planned run ends stored exactly once as a result.
 mat drop 6
-"$rcuwb" -d "$db" run --hosts "$work/hosts.yaml" "$work/drop.yaml" > "$work/drop.out" 2>&1 &
+timeout 600 "$rcuwb" -d "$db" run --hosts "$work/hosts.yaml" "$work/drop.yaml" > "$work/drop.out" 2>&1 &
 runner=$!
 for _ in $(seq 1 600); do [ -n "$(guests "$session_uri")" ] && break; sleep 0.1; done
 sleep 1
@@ -93,15 +95,16 @@ sleep 3
 "$setup" start-session >/dev/null 2>&1
 wait "$runner"
 rc=$?
+runner=
 expect "the matrix finished on what was left" 0 "$rc"
 check "a guest was in flight on the session host when its daemon died" test -n "$inflight"
 check "the runner saw the connection close and reconnected" \
 	bash -c "grep -q 'lost the connection to libvirt at qemu+unix' '$work/drop.out' && grep -q 'reconnected to libvirt at qemu+unix' '$work/drop.out'"
 expect "the run in flight stored as host-failed, saying why" 1 \
 	"$(q "SELECT COUNT(*) FROM runs WHERE matrix='drop' AND outcome='host-failed' AND host='session' AND outcome_detail LIKE 'lost the connection%'")"
-expect "and run again" 1 \
+expect "and run again, on its host once it was back (blocks wait out a short outage)" 1 \
 	"$(q "SELECT COUNT(*) FROM runs a JOIN runs b ON a.variant = b.variant AND a.rep = b.rep AND a.matrix = b.matrix
-	      WHERE a.matrix='drop' AND a.outcome='host-failed' AND b.outcome='ok' AND b.id > a.id")"
+	      WHERE a.matrix='drop' AND a.outcome='host-failed' AND b.outcome='ok' AND b.id > a.id AND b.host = a.host")"
 expect "every planned run stored exactly once as a result" "12|12" \
 	"$(q "SELECT COUNT(*) || '|' || COUNT(DISTINCT variant || '|' || rep) FROM runs WHERE matrix='drop' AND outcome NOT IN ('host-failed', 'interrupted')")"
 check "the guest in flight is gone from the session host" bash -c "! virsh -c '$session_uri' list --all --name | grep -q '$inflight'"
