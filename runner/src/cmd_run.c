@@ -348,7 +348,7 @@ int do_run(int argc, char **argv)
 			      "continue with: rcuwb run --resume %s", d.errors, n, o.path);
 	else if (ret == 0)
 		info("rcuwb: matrix %s: %d runs, %d not ok%s, in %.0f s\n", m.name, d.done, d.failed,
-		     d.requeued ? " (host-failed runs repeated elsewhere included)" : "", now_s() - d.t0);
+		     d.requeued ? " (host-failed runs and their repeats included)" : "", now_s() - d.t0);
 	dispatch_free(&d);
 	bench_close(&b);
 	pulock_fini(&locks);
