@@ -69,6 +69,8 @@ void bench_report_run(const struct job *j, int idx, int total)
 int bench_host_ready(struct bench *b, struct vmhost *h, const struct kernel_build *k, const char *accel,
 		     struct pulocks *locks)
 {
+	char qemu[16], libvirt[16];
+
 	if (h->ready)
 		return 0;
 	if (vmhost_setup(h, locks) < 0 || accel_choose(b, h, k, accel) < 0) {
@@ -76,11 +78,11 @@ int bench_host_ready(struct bench *b, struct vmhost *h, const struct kernel_buil
 		return set_err("host %s: %s", h->spec.label[0] ? h->spec.label : h->spec.uri, last_err());
 	}
 	vmhost_link_same_machine(h, b->hosts, b->nhosts);
-	info("rcuwb: host %s (%s): %s guests, %u PUs (%u for guests), %u NUMA node(s), QEMU %lu.%lu, "
-	     "libvirt %lu.%lu%s\n", h->info.name, h->spec.uri, h->kvm ? "KVM" : "TCG", h->info.pus,
-	     h->pl.npus, h->info.nodes, h->hv.qemu_version / 1000000, h->hv.qemu_version / 1000 % 1000,
-	     h->hv.libvirt_version / 1000000, h->hv.libvirt_version / 1000 % 1000,
-	     h->remote ? "; reached through libvirt only" : "");
+	hv_version_str(h->hv.qemu_version, qemu);
+	hv_version_str(h->hv.libvirt_version, libvirt);
+	info("rcuwb: host %s (%s): %s guests, %u PUs (%u for guests), %u NUMA node(s), QEMU %s, libvirt %s%s\n",
+	     h->info.name, h->spec.uri, h->kvm ? "KVM" : "TCG", h->info.pus, h->pl.npus, h->info.nodes, qemu,
+	     libvirt, h->remote ? "; reached through libvirt only" : "");
 	return 0;
 }
 

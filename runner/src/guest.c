@@ -27,7 +27,7 @@
 
 #include "common.h"
 
-static const char *virt_msg(void)
+const char *hv_err(void)
 {
 	const char *m = virGetLastErrorMessage();
 
@@ -214,7 +214,7 @@ void guest_stop(struct hypervisor *hv, struct guest *g, enum guest_end why, cons
 	}
 	/* Synchronous: when it returns, QEMU is gone. */
 	if (g->dom && virDomainDestroy(g->dom) < 0 && virDomainIsActive(g->dom) == 1)
-		info("rcuwb: warning: could not destroy %s: %s\n", g->name, virt_msg());
+		info("rcuwb: warning: could not destroy %s: %s\n", g->name, hv_err());
 	finish(hv, g);
 }
 
@@ -402,9 +402,9 @@ static int hv_attach(struct hypervisor *hv)
 	hv->lifecycle_cb = virConnectDomainEventRegisterAny(hv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
 							    VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), hv, NULL);
 	if (hv->lifecycle_cb < 0)
-		return set_err("libvirt lifecycle events: %s", virt_msg());
+		return set_err("libvirt lifecycle events: %s", hv_err());
 	if (virConnectRegisterCloseCallback(hv->conn, on_close, hv, NULL) < 0)
-		return set_err("libvirt close callback: %s", virt_msg());
+		return set_err("libvirt close callback: %s", hv_err());
 	return 0;
 }
 
@@ -513,7 +513,7 @@ static int hv_register(struct hypervisor *hv)
 
 	virSetErrorFunc(NULL, quiet_virt_errors);
 	if (!loop && virEventRegisterDefaultImpl() < 0)
-		return set_err("libvirt event loop: %s", virt_msg());
+		return set_err("libvirt event loop: %s", hv_err());
 	loop = true;
 	for (i = 0; i < ARRAY_SIZE(open_hvs) && open_hvs[i]; i++)
 		;
@@ -556,7 +556,7 @@ static int hv_versions(struct hypervisor *hv)
 {
 	if (virConnectGetVersion(hv->conn, &hv->qemu_version) < 0 ||
 	    virConnectGetLibVersion(hv->conn, &hv->libvirt_version) < 0)
-		return set_err("libvirt at %s: %s", hv->uri, virt_msg());
+		return set_err("libvirt at %s: %s", hv->uri, hv_err());
 	return 0;
 }
 
@@ -576,7 +576,7 @@ int hv_open(struct hypervisor *hv, const char *uri)
 	hv->conn = virConnectOpen(uri);
 	if (!hv->conn)
 		return set_err("cannot connect to libvirt at %s (%s): run 'make libvirt' to start libvirtd",
-			       uri, virt_msg());
+			       uri, hv_err());
 	if (hv_versions(hv) < 0 || hv_attach(hv) < 0)
 		return -1;
 	return 0;
@@ -590,7 +590,7 @@ int hv_open_lazy(struct hypervisor *hv, const char *uri, int reconnect_s)
 	if (hv->conn && hv_versions(hv) == 0 && hv_attach(hv) == 0)
 		return 0;
 	info("rcuwb: cannot reach libvirt at %s (%s): retrying in the background\n", uri,
-	     hv->conn ? last_err() : virt_msg());
+	     hv->conn ? last_err() : hv_err());
 	if (hv->conn) {
 		virConnectClose(hv->conn);
 		hv->conn = NULL;
@@ -661,17 +661,17 @@ static int attach_stream(struct hypervisor *hv, struct guest *g)
 {
 	g->st = virStreamNew(hv->conn, VIR_STREAM_NONBLOCK);
 	if (!g->st)
-		return set_err("libvirt: no stream for the console of %s: %s", g->name, virt_msg());
+		return set_err("libvirt: no stream for the console of %s: %s", g->name, hv_err());
 	if (virDomainOpenConsole(g->dom, NULL, g->st, VIR_DOMAIN_CONSOLE_FORCE) < 0 ||
 	    virStreamEventAddCallback(g->st, VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_HANGUP |
 				      VIR_STREAM_EVENT_ERROR, on_stream, g, NULL) < 0) {
-		set_err("libvirt: cannot open the console of %s: %s", g->name, virt_msg());
+		set_err("libvirt: cannot open the console of %s: %s", g->name, hv_err());
 		virStreamFree(g->st);
 		g->st = NULL;
 		return -1;
 	}
 	if (virDomainResume(g->dom) < 0)
-		return set_err("libvirt: cannot resume %s: %s", g->name, virt_msg());
+		return set_err("libvirt: cannot resume %s: %s", g->name, hv_err());
 	return 0;
 }
 
@@ -709,7 +709,7 @@ int guest_start(struct hypervisor *hv, struct guest *g)
 	g->dom = virDomainCreateXML(hv->conn, g->xml, flags);
 	g->dom_started = g->dom != NULL;
 	if (!g->dom)
-		set_err("libvirt could not start %s: %s", g->name, virt_msg());
+		set_err("libvirt could not start %s: %s", g->name, hv_err());
 	if (!g->dom || (g->stream_console && attach_stream(hv, g) < 0)) {
 		g->end = END_START_FAILED;
 		snprintf(g->end_detail, sizeof(g->end_detail), "%s", last_err());
@@ -758,20 +758,20 @@ int hv_sleep(struct hypervisor *hv, int ms)
 		return set_err("libvirt event loop: cannot add a timer");
 	while (!woke && !hv->interrupted && ret == 0)
 		if (virEventRunDefaultImpl() < 0)
-			ret = set_err("libvirt event loop: %s", virt_msg());
+			ret = set_err("libvirt event loop: %s", hv_err());
 	virEventRemoveTimeout(timer);
 	return ret;
 }
 
 int hv_iterate(void)
 {
-	return virEventRunDefaultImpl() < 0 ? set_err("libvirt event loop: %s", virt_msg()) : 0;
+	return virEventRunDefaultImpl() < 0 ? set_err("libvirt event loop: %s", hv_err()) : 0;
 }
 
 int hv_wait(struct hypervisor *hv, int until)
 {
 	while (hv->nrunning >= until && hv->nrunning > 0)
 		if (virEventRunDefaultImpl() < 0)
-			return set_err("libvirt event loop: %s", virt_msg());
+			return set_err("libvirt event loop: %s", hv_err());
 	return 0;
 }

@@ -103,6 +103,8 @@ int hv_open(struct hypervisor *hv, const char *uri);
  */
 int hv_open_lazy(struct hypervisor *hv, const char *uri, int reconnect_s);
 void hv_close(struct hypervisor *hv);
+/* libvirt's last error message, never NULL (for set_err()). */
+const char *hv_err(void);
 /* "7.2.0" */
 void hv_version_str(unsigned long v, char out[16]);
 /* Does libvirt offer domain type kvm on this host at all? */

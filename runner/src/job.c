@@ -37,6 +37,13 @@ static void name_job(struct bench *b, struct job *j)
 	snprintf(j->guest.name, sizeof(j->guest.name), "rcuwb-%s-%d-%u", stamp, (int)getpid(), ++b->seq);
 }
 
+/* An empty console parser for the job's kernel. */
+static void console_start(struct job *j)
+{
+	console_init(&j->con);
+	console_set_prefix(&j->con, j->spec.kernel->console_prefix);
+}
+
 static const char *on_console(struct guest *g, const char *data, size_t len)
 {
 	struct job *j = g->opaque;
@@ -95,8 +102,7 @@ int job_start(struct bench *b, struct job *j)
 	if (!j->host)
 		j->host = &b->hosts[0];
 	h = j->host;
-	console_init(&j->con);
-	console_set_prefix(&j->con, j->spec.kernel->console_prefix);
+	console_start(j);
 	if (!j->spec.kconfig[0])
 		snprintf(j->spec.kconfig, sizeof(j->spec.kconfig), "%s", j->spec.kernel->kconfig);
 	name_job(b, j);
@@ -256,8 +262,7 @@ static void fetch_remote_log(struct job *j)
 		return;
 	}
 	console_free(&j->con);
-	console_init(&j->con);
-	console_set_prefix(&j->con, j->spec.kernel->console_prefix);
+	console_start(j);
 	if (all.len && console_feed(&j->con, all.data, all.len) < 0)
 		info("rcuwb: warning: console parser out of memory\n");
 	buf_free(&all);

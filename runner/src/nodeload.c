@@ -68,55 +68,53 @@ static struct guest *next_guest(struct nodeload *l, struct guest *gu, int *which
 	}
 }
 
+/* A guest's entry, made (its CPU time counted from its start) when it is new. */
+static struct nodeload_guest *entry(struct nodeload *l, const struct guest *gu)
+{
+	struct nodeload_guest *e = find(l, gu->name), *g;
+
+	if (e)
+		return e;
+	g = realloc(l->g, (size_t)(l->ng + 1) * sizeof(*g));
+	if (!g)
+		return NULL;
+	l->g = g;
+	e = &l->g[l->ng++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", gu->name);
+	e->t = gu->started;
+	return e;
+}
+
 /* CPU seconds rcuwb's guests on the host used since the last sample; ended ones forgotten. */
 static double guests_cpu_s(struct nodeload *l, double now)
 {
-	bool *seen = calloc((size_t)l->ng + 1, sizeof(*seen));
 	struct guest *gu;
 	double sum = 0;
 	int i, k, which = -1;
 
-	if (!seen)
-		return 0;
+	for (i = 0; i < l->ng; i++)
+		l->g[i].seen = false;
 	for (gu = next_guest(l, NULL, &which); gu; gu = next_guest(l, gu, &which)) {
 		virDomainInfo info;
 		struct nodeload_guest *e;
-		bool *s2;
 
-		if (!gu->dom || virDomainGetInfo(gu->dom, &info) < 0)
+		if (!gu->dom || virDomainGetInfo(gu->dom, &info) < 0 || !(e = entry(l, gu)))
 			continue;
-		e = find(l, gu->name);
-		if (!e) {	/* new since the last sample: all of its time */
-			struct nodeload_guest *ng = realloc(l->g, (size_t)(l->ng + 1) * sizeof(*ng));
-
-			if (!ng)
-				continue;
-			l->g = ng;
-			e = &l->g[l->ng++];
-			memset(e, 0, sizeof(*e));
-			snprintf(e->name, sizeof(e->name), "%s", gu->name);
-			e->t = gu->started;
-			s2 = realloc(seen, (size_t)l->ng * sizeof(*seen));
-
-			if (!s2)
-				continue;
-			seen = s2;
-			seen[l->ng - 1] = false;
-		}
 		sum += (double)(info.cpuTime - e->cpu_ns) / 1e9;
-		e->rate = now > e->t ? (double)(info.cpuTime - e->cpu_ns) / 1e9 / (now - e->t) : e->rate;
+		if (now > e->t)
+			e->rate = (double)(info.cpuTime - e->cpu_ns) / 1e9 / (now - e->t);
 		e->cpu_ns = info.cpuTime;
 		e->t = now;
-		seen[e - l->g] = true;
+		e->seen = true;
 	}
 	for (i = 0, k = 0; i < l->ng; i++) {
-		if (!seen[i])	/* ended: at its last rate until now */
+		if (!l->g[i].seen)	/* ended: at its last rate until now */
 			sum += l->g[i].rate * (now - l->g[i].t);
 		else
 			l->g[k++] = l->g[i];
 	}
 	l->ng = k;
-	free(seen);
 	return sum;
 }
 

@@ -10,6 +10,7 @@ struct nodeload_guest {
 	char name[64];
 	unsigned long long cpu_ns;	/* at the last sample */
 	double t, rate;			/* when, and its CPU seconds per second since the sample before */
+	bool seen;			/* still running at this sample */
 };
 
 #define NODELOAD_MAX_SIBLINGS 16

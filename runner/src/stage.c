@@ -27,13 +27,6 @@
 
 #define POOL_NAME "rcuwb"
 
-static const char *virt_msg(void)
-{
-	const char *m = virGetLastErrorMessage();
-
-	return m ? m : "unknown libvirt error";
-}
-
 static const char *stage_root(void)
 {
 	const char *e = getenv("RCUWB_STAGE");
@@ -184,7 +177,7 @@ void stage_remote_clean_stale(virConnectPtr conn)
 }
 
 /* The first 16 hex digits of the file's SHA-256 (enough to tell kernels apart). */
-static int file_hash(const char *file, char out[17], long long *size)
+static int hash_file(const char *file, char out[17], long long *size)
 {
 	unsigned char md[EVP_MAX_MD_SIZE], chunk[65536];
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -214,6 +207,40 @@ out:
 	return ret;
 }
 
+/*
+ * The same, remembered per path, size and mtime: every remote run stages
+ * the same few files, which are read whole only the first time.
+ */
+static int file_hash(const char *file, char out[17], long long *size)
+{
+	static struct {
+		char path[PATH_MAX], hash[17];
+		long long size;
+		struct timespec mtime;
+	} cache[16];
+	static unsigned next;
+	struct stat st;
+	unsigned i;
+
+	if (stat(file, &st) < 0)
+		return set_err("cannot hash %s: %s", file, strerror(errno));
+	for (i = 0; i < ARRAY_SIZE(cache); i++)
+		if (!strcmp(cache[i].path, file) && cache[i].size == (long long)st.st_size &&
+		    cache[i].mtime.tv_sec == st.st_mtim.tv_sec && cache[i].mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			memcpy(out, cache[i].hash, 17);
+			*size = cache[i].size;
+			return 0;
+		}
+	if (hash_file(file, out, size) < 0)
+		return -1;
+	i = next++ % ARRAY_SIZE(cache);
+	snprintf(cache[i].path, sizeof(cache[i].path), "%s", file);
+	memcpy(cache[i].hash, out, 17);
+	cache[i].size = *size;
+	cache[i].mtime = st.st_mtim;
+	return 0;
+}
+
 /* The pool, active; created (transient, its directory built) when the host has none. */
 static virStoragePoolPtr get_pool(virConnectPtr conn, const char *dir)
 {
@@ -222,7 +249,7 @@ static virStoragePoolPtr get_pool(virConnectPtr conn, const char *dir)
 
 	if (p) {
 		if (virStoragePoolIsActive(p) != 1 && virStoragePoolCreate(p, 0) < 0) {
-			set_err("libvirt: storage pool %s: %s", POOL_NAME, virt_msg());
+			set_err("libvirt: storage pool %s: %s", POOL_NAME, hv_err());
 			virStoragePoolFree(p);
 			return NULL;
 		}
@@ -234,7 +261,7 @@ static virStoragePoolPtr get_pool(virConnectPtr conn, const char *dir)
 	if (!p)	/* another runner may have made it meanwhile */
 		p = virStoragePoolLookupByName(conn, POOL_NAME);
 	if (!p)
-		set_err("libvirt: cannot make storage pool %s at %s: %s", POOL_NAME, dir, virt_msg());
+		set_err("libvirt: cannot make storage pool %s at %s: %s", POOL_NAME, dir, hv_err());
 	return p;
 }
 
@@ -270,12 +297,12 @@ static int upload(virConnectPtr conn, virStorageVolPtr vol, const char *file, lo
 	int fd = open(file, O_RDONLY | O_CLOEXEC), ret = -1;
 
 	if (!st || fd < 0) {
-		set_err("cannot upload %s: %s", file, fd < 0 ? strerror(errno) : virt_msg());
+		set_err("cannot upload %s: %s", file, fd < 0 ? strerror(errno) : hv_err());
 		goto out;
 	}
 	if (virStorageVolUpload(vol, st, 0, (unsigned long long)size, 0) < 0 ||
 	    virStreamSendAll(st, send_file, &fd) < 0 || virStreamFinish(st) < 0) {
-		set_err("libvirt: uploading %s: %s", file, virt_msg());
+		set_err("libvirt: uploading %s: %s", file, hv_err());
 		virStreamAbort(st);
 		goto out;
 	}
@@ -296,9 +323,17 @@ static virStorageVolPtr ensure_vol(virConnectPtr conn, virStoragePoolPtr pool, c
 	virStorageVolPtr vol, ok;
 
 	snprintf(marker, sizeof(marker), "%s.ok", name);
-	virStoragePoolRefresh(pool, 0);
 	vol = virStorageVolLookupByName(pool, name);
 	ok = virStorageVolLookupByName(pool, marker);
+	if (!vol || !ok) {	/* another runner may have uploaded it since the pool was read */
+		if (vol)
+			virStorageVolFree(vol);
+		if (ok)
+			virStorageVolFree(ok);
+		virStoragePoolRefresh(pool, 0);
+		vol = virStorageVolLookupByName(pool, name);
+		ok = virStorageVolLookupByName(pool, marker);
+	}
 	if (vol && ok) {
 		virStorageVolFree(ok);
 		return vol;
@@ -315,11 +350,11 @@ static virStorageVolPtr ensure_vol(virConnectPtr conn, virStoragePoolPtr pool, c
 	free(uri);
 	vol = new_vol(pool, name, size);
 	if (!vol) {
-		set_err("libvirt: cannot make volume %s: %s", name, virt_msg());
+		set_err("libvirt: cannot make volume %s: %s", name, hv_err());
 		return NULL;
 	}
 	if (upload(conn, vol, file, size) < 0 ||
-	    (!(ok = new_vol(pool, marker, 0)) && set_err("libvirt: cannot mark volume %s: %s", name, virt_msg()))) {
+	    (!(ok = new_vol(pool, marker, 0)) && set_err("libvirt: cannot mark volume %s: %s", name, hv_err()))) {
 		virStorageVolDelete(vol, 0);
 		virStorageVolFree(vol);
 		return NULL;
@@ -347,7 +382,7 @@ int stage_volume(virConnectPtr conn, const char *pool_dir, const char *file, con
 	if (vol) {
 		p = virStorageVolGetPath(vol);
 		if (!p)
-			set_err("libvirt: volume %s has no path: %s", name, virt_msg());
+			set_err("libvirt: volume %s has no path: %s", name, hv_err());
 		else if (path_fmt(path, cap, "%s", p) == 0)
 			ret = 0;
 		free(p);
@@ -384,7 +419,7 @@ int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *loc
 		virStoragePoolRefresh(pool, 0);
 	vol = virStorageVolLookupByPath(conn, remote_path);
 	if (!vol) {
-		set_err("libvirt: no console log %s on the host: %s", remote_path, virt_msg());
+		set_err("libvirt: no console log %s on the host: %s", remote_path, hv_err());
 		goto out;
 	}
 	/* into a file beside it, renamed over it once whole: a failed download keeps the streamed copy */
@@ -393,12 +428,12 @@ int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *loc
 	st = virStreamNew(conn, 0);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (!st || fd < 0) {
-		set_err("cannot fetch %s to %s: %s", remote_path, tmp, fd < 0 ? strerror(errno) : virt_msg());
+		set_err("cannot fetch %s to %s: %s", remote_path, tmp, fd < 0 ? strerror(errno) : hv_err());
 		goto out;
 	}
 	if (virStorageVolDownload(vol, st, 0, 0, 0) < 0 || virStreamRecvAll(st, recv_file, &fd) < 0 ||
 	    virStreamFinish(st) < 0) {
-		set_err("libvirt: downloading %s: %s", remote_path, virt_msg());
+		set_err("libvirt: downloading %s: %s", remote_path, hv_err());
 		virStreamAbort(st);
 		goto out;
 	}

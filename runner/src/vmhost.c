@@ -59,7 +59,7 @@ static int setup_remote(struct vmhost *h)
 	int ret;
 
 	if (!caps)
-		return set_err("libvirt at %s: no capabilities: %s", h->spec.uri, virGetLastErrorMessage());
+		return set_err("libvirt at %s: no capabilities: %s", h->spec.uri, hv_err());
 	ret = capstopo_parse(caps, &h->info, cpus, PLACE_MAX_PUS, &n);
 	free(caps);
 	if (ret < 0)
