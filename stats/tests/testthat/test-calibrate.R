@@ -155,9 +155,56 @@ test_that("the within-boot dilation is measured from even against odd samples, l
   wb <- within_boot_response(rt, read_samples(db))
   expect_equal(wb$dilation, c(0, 0.25))
   expect_equal(wb$boots, c(6, 6))
-  expect_equal(wb$pairs, c(49, 49))
+  expect_equal(wb$pairs, c(48, 48))   # k = 4, 6, ..., 98: both neighbours kept
   expect_lt(abs(wb$measured[2] - 0.25), 0.01)
   expect_lt(abs(wb$measured[1]), 0.01)
   expect_true(all(wb$lo < wb$measured & wb$measured < wb$hi))
   expect_lt(abs(wb$mean_measured[2] - 0.25), 0.02)   # neither outlier is in it
+})
+
+test_that("the within-boot contrast cancels a drift that biases dilated-against-next pairs", {
+  db <- new_db()
+  for (r in 1:4) {
+    for (pm in c(0, 100)) {
+      bp <- sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
+      k <- 0:100
+      x <- 10000 * exp(-0.01 * k)              # each GP 1% shorter than the one before
+      x[k %% 2 == 0] <- x[k %% 2 == 0] * (1 + pm / 1000)
+      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
+              matrix = "gatecal-within", cmdline = "rcuscale.holdoff=0",
+              samples_ns = round(x), seq_from = 0L)
+    }
+  }
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  wb <- within_boot_response(rt, read_samples(db))
+  # dilated against the next GP alone would read +1.0% and +11.1%
+  expect_equal(wb$measured, c(0, 0.1), tolerance = 1e-3)
+})
+
+test_that("each dose is compared with the control of its own matrix", {
+  db <- new_db()
+  set.seed(3)
+  for (r in 1:8) {
+    for (m in c("gatecal-v1", "gatecal-doses-v1")) {
+      # the second matrix ran later, on a host 20% slower for everything
+      level <- if (m == "gatecal-v1") 12000 else 14400
+      bps <- if (m == "gatecal-v1") c(0, 300) else c(0, 150)
+      for (pm in bps) {
+        bp <- sprintf("rcutree.planted_gp_tick_permille=%d", pm)
+        add_run(db, "planted", paste0("v1-n1/normal/w1-r0/", bp), rep = r, boot_params = bp,
+                matrix = m, cmdline = "rcuscale.holdoff=0",
+                samples_ns = round(1000 * (level * exp(rnorm(1, 0, 0.002)) + pm * 4) * rep(1, 20)))
+      }
+    }
+  }
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  dr <- dose_response(rt)
+  expect_equal(nrow(dr), 4)
+  expect_setequal(dr$matrix, c("gatecal-v1", "gatecal-doses-v1"))
+  d5 <- dr[dr$added_us == 600, ]
+  expect_equal(d5$matrix, "gatecal-doses-v1")
+  # 600 us on 14.4 ms, not 5% + the host's 20%
+  expect_equal(d5$intended, 600 / 14400, tolerance = 0.002)
+  expect_lt(abs(d5$measured - d5$intended), 0.005)
+  expect_equal(sum(dr$added_us == 0), 2)
 })
