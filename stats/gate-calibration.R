@@ -52,7 +52,7 @@ calibration_main <- function(args) {
   rt <- build_run_table(runs, run_stats(samples))
   main <- rt[rt$matrix %in% matrices, , drop = FALSE]
 
-  dr <- dose_response(rt[!rt$matrix %in% within, , drop = FALSE])
+  dr <- dose_response(rt[!rt$matrix %in% within, , drop = FALSE], samples = samples)
   wb <- within_boot_response(rt[rt$matrix %in% within, , drop = FALSE], samples)
   cal <- calibrate_gate(main, n = n, trials = trials, boot = boot, threshold = threshold,
                         alpha = alpha)
