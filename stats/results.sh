@@ -98,11 +98,16 @@ the expedited one on \`local_clock()\` (2-vCPU guests under TCG read an
 emulated HPET through rcuscale's clock, too slow to time a spin with).
 \`gatecal-v1\`/\`-v2\` (80 repetitions: a control of 80 runs and 80 of each
 dose, so that n = 20 draws from 4n) plant 10% and 25%; \`gatecal-doses-v1\`/\`-v2\`
-(10 repetitions) plant 5% and 50%; \`gatecal-within\` ($(q "SELECT MAX(rep) FROM runs WHERE matrix = 'gatecal-within'") boots a dose)
+(16 repetitions, each with a control of its own, interleaved) plant 5% and
+50%; \`gatecal-within\` ($(q "SELECT MAX(rep) FROM runs WHERE matrix = 'gatecal-within'") boots a dose)
 dilates only every second expedited GP of a boot, so that the dilation is
 measured inside boots, where the boot-to-boot spread cancels.
-1- and 2-vCPU guests, one rcuscale writer, holdoff boot, one guest
-at a time; $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%'") runs, $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%'").
+1- and 2-vCPU guests, one rcuscale writer, holdoff boot; the 1-vCPU
+matrices \`gatecal-v1\` and \`gatecal-doses-v1\` two guests side by side
+on a PU each, the others one guest at a time;
+$(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%'") runs: normal GPs $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%' AND gp_mode = 'normal'"),
+expedited GPs $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%' AND gp_mode = 'expedited'"),
+$(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%' AND host_other_cpu > 0.05 * host_pus") host-busy.
 
 $(Rscript "$top/stats/gate-calibration.R" --db "$db" --plots "$out/plots" 2>&1)
 
@@ -154,6 +159,30 @@ $(q "SELECT COUNT(*) || ' runs, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' 
 
 \`\`\`
 $(Rscript "$top/stats/settings.R" --db "$db" --matrix side-solo,side-pair --by matrix --names "one at a time,side by side" 2>&1)
+\`\`\`
+EOS
+}
+
+# More GPs per boot: 1, 2 and 4 rcuscale writers (make gpsperboot).
+gpsperboot_section() {
+	cat <<EOS
+## More GPs per boot: 1, 2 and 4 rcuscale writers (\`make gpsperboot\`)
+
+A 1-vCPU guest of \`after\`, both GP modes, holdoff boot, 1, 2 or 4
+rcuscale writers (rcuscale's own parameter; each writer measures at least
+100 GPs, so a boot gives about 100, 200 or 400), alternated, two guests
+side by side on a PU each,
+$(q "SELECT COUNT(*) || ' runs, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gpb-%'").
+The gate compares the settings cell by cell with the writers left out of
+the key; more writers contend for the same GPs, so a difference there is
+what they measure, not a fault.
+
+\`\`\`
+$(Rscript "$top/stats/settings.R" --db "$db" --matrix gpb-w1,gpb-w2 --by matrix --drop writers --names "1 writer,2 writers" 2>&1)
+\`\`\`
+
+\`\`\`
+$(Rscript "$top/stats/settings.R" --db "$db" --matrix gpb-w1,gpb-w4 --by matrix --drop writers --names "1 writer,4 writers" 2>&1)
 \`\`\`
 EOS
 }
@@ -241,7 +270,8 @@ EOS
 }
 
 # results.sh DB --section NAME: print that section only (midboot,
-# midboot-6.12, lines, kconfigs, calibration, holdoff, emulator, sidebyside), for a
+# midboot-6.12, lines, kconfigs, calibration, holdoff, emulator, sidebyside,
+# gpsperboot), for a
 # database that holds only its matrices.
 if [ "${2:-}" = "--section" ]; then
 	case "${3:-}" in
@@ -253,7 +283,8 @@ if [ "${2:-}" = "--section" ]; then
 	holdoff) holdoff_section ;;
 	emulator) emulator_section ;;
 	sidebyside) sidebyside_section ;;
-	*) echo "results.sh: --section midboot, midboot-6.12, lines, kconfigs, calibration, holdoff, emulator or sidebyside" >&2; exit 64 ;;
+	gpsperboot) gpsperboot_section ;;
+	*) echo "results.sh: --section midboot, midboot-6.12, lines, kconfigs, calibration, holdoff, emulator, sidebyside or gpsperboot" >&2; exit 64 ;;
 	esac
 	exit
 fi
@@ -361,6 +392,8 @@ $( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'holdoff'")" -gt 0 ] && hold
 $( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'emu-apart'")" -gt 0 ] && emulator_section)
 
 $( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'side-pair'")" -gt 0 ] && sidebyside_section)
+
+$( [ "$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'gpb-w4'")" -gt 0 ] && gpsperboot_section)
 
 ## Plots
 

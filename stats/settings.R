@@ -17,7 +17,7 @@
 #
 # Usage:
 #   Rscript stats/settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator|kconfig|matrix)
-#       [--names BASE,CAND] [--drop holdoff] [--threshold 5%] [--alpha 0.05]
+#       [--names BASE,CAND] [--drop holdoff|writers|...] [--threshold 5%] [--alpha 0.05]
 # Exit status: the gate's (0 pass, 1 slowdown, 2 hard failure/refused, 3
 # inconclusive); 64 bad command line.
 
@@ -55,8 +55,10 @@ settings_main <- function(args) {
   drop <- parse_list(o$drop %||% (if (by_emu) "emulator" else if (by_kc) "config,kconfig" else
     if (by_mx) "none" else "holdoff"), "drop")
   drop <- setdiff(drop, "none")
-  bad <- setdiff(drop, c("holdoff", "config", "emulator", "kconfig"))
-  if (length(bad)) usage_error("bad value for --drop: '%s' (holdoff, config, emulator or kconfig)", bad[1])
+  bad <- setdiff(drop, c("holdoff", "config", "emulator", "kconfig", "writers"))
+  if (length(bad)) {
+    usage_error("bad value for --drop: '%s' (holdoff, config, emulator, kconfig or writers)", bad[1])
+  }
   rt <- build_run_table(read_runs(db, matrix = matrix), run_stats(read_samples(db, matrix = matrix)))
   if (by_kc) {
     nm <- if (is.null(o$names)) c("tiny", "tree") else parse_list(o$names, "names")

@@ -77,7 +77,7 @@ GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
 # "v2-n1/normal/w1-r0/h0/hz250-preempt-idle" or
 # "v2-n1/normal/w1-r0/h2/hz1000-full-idle/k=tree".  It is the same whatever
 # else is loaded (no matrix, no variant in it).  `drop` leaves parts out
-# ("config", "holdoff", "emulator", "kconfig") for comparisons that are
+# ("config", "holdoff", "emulator", "kconfig", "writers": w*) for comparisons that are
 # about them.  rcuscale's parameters are read from the command line under
 # either prefix (rcuscale., or rcuperf. before 5.11).
 cell_key <- function(runs, drop = character()) {
@@ -88,7 +88,8 @@ cell_key <- function(runs, drop = character()) {
                  sub("^[^/]*/([^/]*).*", "\\1", runs$cell))
   num <- function(x) ifelse(is.na(x), "?", format(x, scientific = FALSE, trim = TRUE))
   pinned <- if (is.null(runs$pinned)) rep(NA_character_, nrow(runs)) else runs$pinned
-  wr <- ifelse(kind == "rcuscale", sprintf("w%s-r%s%s", num(runs$nwriters), num(runs$nreaders),
+  nw <- if ("writers" %in% drop) rep("*", nrow(runs)) else num(runs$nwriters)
+  wr <- ifelse(kind == "rcuscale", sprintf("w%s-r%s%s", nw, num(runs$nreaders),
                                            ifelse(grepl("emulator:", pinned) & !("emulator" %in% drop),
                                                   "-ea", "")), "")
   cmd <- if (is.null(runs$cmdline)) rep(NA_character_, nrow(runs)) else runs$cmdline

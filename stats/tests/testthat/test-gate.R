@@ -16,6 +16,9 @@ test_that("the stable cell key is built from the run's own fields", {
                           "v2-n1/expedited/w1-r0/h3/hz250-full-idle"))
   expect_equal(cell_key(rt, drop = c("config", "holdoff")),
                c("v2-n1/expedited/w1-r0/rcutree.x=1", "v2-n1/expedited/w1-r0"))
+  # settings that differ in rcuscale's writers (more GPs per boot) match
+  expect_equal(cell_key(rt, drop = c("config", "holdoff", "writers")),
+               c("v2-n1/expedited/w*-r0/rcutree.x=1", "v2-n1/expedited/w*-r0"))
   # the same whatever else is loaded: a second matrix with the same cell
   add_run(p, "a", "v2-n1/expedited/w1-r0/rcutree.x=1", boot_params = "rcutree.x=1",
           samples_ns = samples_with_p50(10), cmdline = "rcuscale.holdoff=2", hz = 1000L,
