@@ -33,7 +33,7 @@ settings_main <- function(args) {
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
     cat("usage: settings.R --db PATH --matrix NAME (--baseline-param TEXT | --by emulator|kconfig|matrix)",
-        "[--names B,C] [--drop holdoff]",
+        "[--names B,C] [--drop holdoff|config|emulator|kconfig|writers]",
         "[--threshold 5%] [--alpha 0.05]\n")
     return(0L)
   }

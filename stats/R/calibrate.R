@@ -197,7 +197,12 @@ between_boot_cells <- function(rt, by_matrix = FALSE) {
   cr <- cr[!cr$alternate, , drop = FALSE]
   key <- if (by_matrix) paste(cr$base, cr$matrix) else cr$base
   g <- split(cr, key)[sort(unique(key))]
-  Filter(function(x) any(x$dose == "0"), g)
+  has_ctl <- vapply(g, function(x) any(x$dose == "0" & x$usable), logical(1))
+  if (any(!has_ctl)) {
+    message(sprintf("calibration: no usable control (dose 0) in %s: its doses are left out",
+                    paste(names(g)[!has_ctl], collapse = "; ")))
+  }
+  g[has_ctl]
 }
 
 # The calibration table: per base cell, A/A (disjoint random halves of the
@@ -245,7 +250,6 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
 # The control's row compares two random halves of it.
 dose_response <- function(rt, stat = "mean", samples = NULL) {
   out <- list()
-  pq <- function(ids) pooled_quantiles(samples, ids)
   for (g in between_boot_cells(rt, by_matrix = TRUE)) {
     ctl <- g[g$dose == "0", , drop = FALSE]
     ctl_means <- ctl$avg_us[ctl$usable]
@@ -254,17 +258,21 @@ dose_response <- function(rt, stat = "mean", samples = NULL) {
       dg <- g[g$dose == cd$dose[i], , drop = FALSE]
       if (cd$dose[i] == "0") {
         halves <- with_seed(1, sample(rep(1:2, length.out = nrow(dg))))
-        x <- log_compare(side_values(dg[halves == 1, ], stat), side_values(dg[halves == 2, ], stat), 0.025)
+        old_g <- dg[halves == 1, , drop = FALSE]
+        new_g <- dg[halves == 2, , drop = FALSE]
       } else {
-        x <- log_compare(side_values(ctl, stat), side_values(dg, stat), 0.025)
+        old_g <- ctl
+        new_g <- dg
       }
+      x <- log_compare(side_values(old_g, stat), side_values(new_g, stat), 0.025)
+      qr <- if (is.null(samples) || g$gp_mode[1] != "expedited") NULL else
+        pooled_ratio(samples, old_g$id[old_g$usable], new_g$id[new_g$usable])
       out[[length(out) + 1]] <- data.frame(
         cell = g$base[1], matrix = g$matrix[1], added_us = cd$added_us[i],
         dilation = cd$dilation[i],
         control_mean_us = stats::median(ctl_means), intended = cd$intended[i],
         runs = paste0(x$n_old, "+", x$n_new), measured = x$rel, lo = x$rel_lo, hi = x$rel_hi,
-        q_ratio = I(list(if (is.null(samples) || cd$dilation[i] == 0) NULL else
-          pq(dg$id[dg$usable]) / pq(ctl$id[ctl$usable]))))
+        q_ratio = I(list(qr)))
     }
   }
   if (!length(out)) return(NULL)
@@ -274,31 +282,48 @@ dose_response <- function(rt, stat = "mean", samples = NULL) {
   out
 }
 
-# The 10th, 50th and 90th percentiles of all GPs of the runs `ids`, pooled
-# (each run's first two samples and its last left out, as within boots): a
-# plant that scales every GP by 1 + d scales each of them by 1 + d, free of
-# the per-run mean's dependence on a few slow GPs.
-pooled_quantiles <- function(samples, ids) {
-  s <- samples[samples$run_id %in% ids, , drop = FALSE]
-  if (!nrow(s)) return(c(NA_real_, NA_real_, NA_real_))
+# The 10th, 50th and 90th percentiles of all GPs of the runs `new_ids`,
+# pooled, over those of `old_ids` (each run's first two samples and its
+# last left out, as within boots), and a 95% bootstrap interval of the
+# p50 ratio (runs resampled in each pool): a dilation scales every GP, so
+# it moves these by its own size, free of the per-run mean's dependence on
+# a few slow GPs.  NULL when a side has no samples.
+pooled_ratio <- function(samples, old_ids, new_ids, boot = 200, seed = 1) {
+  s <- samples[samples$run_id %in% c(old_ids, new_ids), , drop = FALSE]
+  if (!nrow(s)) return(NULL)
   last <- stats::ave(s$seq, s$run_id, s$writer, FUN = max)
-  x <- s$duration_ns[s$seq >= 2 & s$seq < last]
-  stats::quantile(x, c(0.1, 0.5, 0.9), names = FALSE, type = 7)
+  s <- s[s$seq >= 2 & s$seq < last, , drop = FALSE]
+  runs <- split(s$duration_ns, s$run_id)
+  old_ids <- intersect(as.character(old_ids), names(runs))
+  new_ids <- intersect(as.character(new_ids), names(runs))
+  if (!length(old_ids) || !length(new_ids)) return(NULL)
+  pool <- function(ids) unlist(runs[ids], use.names = FALSE)
+  q <- function(ids) stats::quantile(pool(ids), c(0.1, 0.5, 0.9), names = FALSE)
+  est <- q(new_ids) / q(old_ids)
+  draw <- function(ids) ids[sample.int(length(ids), replace = TRUE)]
+  b <- with_seed(seed, vapply(seq_len(boot), function(k) {
+    stats::median(pool(draw(new_ids))) / stats::median(pool(draw(old_ids)))
+  }, numeric(1)))
+  c(p10 = est[1], p50 = est[2], p90 = est[3],
+    p50_lo = stats::quantile(b, 0.025, names = FALSE), p50_hi = stats::quantile(b, 0.975, names = FALSE))
 }
 
 # The planted dilation measured inside each boot (gatecal-within.yaml:
 # rcutree.planted_exp_alternate=1, so rcuscale's even-numbered samples are
-# dilated and the odd ones not).  Per boot: the median over dilated samples
-# k of log(x_k) - (log(x_{k-1}) + log(x_{k+1})) / 2, the dilated GP against
-# both its undilated neighbours, and the log of the ratio of the two halves'
-# means.  Both neighbours, not only the next one: consecutive GPs are not
-# exchangeable (a GP tends to be a little longer than the one after it:
-# +0.4-0.6% here with nothing planted), and the symmetric contrast cancels
-# any such order effect and any linear drift within the boot.  The first
-# two samples are left out (the writer's first GP starts everything up:
-# often 50 times the others), and so is the last (rcuscale overwrites it
-# until the test stops).  Boots are the replicates: each statistic's change
-# is expm1 of its mean over boots with a t interval.
+# dilated and the odd ones not).  Per boot: the median, over every dilated
+# sample k that has both neighbours and each undilated neighbour j = k - 1
+# and k + 1, of log(x_k / x_j), and the log of the ratio of the two halves'
+# means.  Both neighbours, pooled: with nothing planted the pooled set holds each
+# consecutive difference once forwards and once backwards, so it is
+# symmetric about 0 whatever the order of consecutive GPs does (a GP here
+# tends to be a little longer than the one after it: against the next GP
+# alone the A/A reads +0.4-0.6%) and however skewed the GPs are (the
+# dilated GP against the mean log of its two neighbours reads -0.4%).  The
+# first two samples are left out (the writer's first GP starts everything
+# up: often 50 times the others), and so is the last (rcuscale overwrites
+# it until the test stops); a boot without a contrast is left out.  Boots
+# are the replicates: each statistic's change is expm1 of its mean over
+# boots with a t interval.
 within_boot_response <- function(rt, samples, level = 0.95) {
   cr <- calibration_runs(rt)
   cr <- cr[cr$alternate & cr$usable, , drop = FALSE]
@@ -310,15 +335,18 @@ within_boot_response <- function(rt, samples, level = 0.95) {
       l <- stats::setNames(log(w$duration_ns), w$seq)
       k <- w$seq[w$seq %% 2 == 0]
       k <- k[as.character(k - 1) %in% names(l) & as.character(k + 1) %in% names(l)]
-      l[as.character(k)] - (l[as.character(k - 1)] + l[as.character(k + 1)]) / 2
+      c(l[as.character(k)] - l[as.character(k - 1)], l[as.character(k)] - l[as.character(k + 1)])
     })
     contrast <- unlist(per_writer, use.names = FALSE)
+    if (!length(contrast)) return(NULL)
     ev <- x$duration_ns[x$seq %% 2 == 0]
     od <- x$duration_ns[x$seq %% 2 == 1]
     data.frame(id = x$run_id[1], pairs = length(contrast),
                log_pair = stats::median(contrast),
                log_mean = log(mean(ev) / mean(od)))
   })
+  per_run <- Filter(Negate(is.null), per_run)
+  if (!length(per_run)) return(NULL)
   pr <- merge(cr[, c("id", "base", "dilation")], do.call(rbind, per_run), by = "id")
   ci <- function(v) {
     m <- mean(v)
@@ -396,7 +424,7 @@ within_table <- function(wb) {
     intended = fmt_pct(wb$intended, 1),
     boots = wb$boots,
     `contrasts per boot` = wb$pairs,
-    `against both neighbours [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(wb$measured, 1),
+    `against its neighbours [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(wb$measured, 1),
                                                  fmt_pct(wb$lo, 1), fmt_pct(wb$hi, 1)),
     `off by` = sprintf("%+.1f pp", 100 * (wb$measured - wb$intended)),
     `ratio of the halves' means [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(wb$mean_measured, 1),
@@ -418,8 +446,10 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
     `change of the mean [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(dr$measured, 1),
                                             fmt_pct(dr$lo, 1), fmt_pct(dr$hi, 1)),
     `off by` = sprintf("%+.1f pp", 100 * (dr$measured - dr$intended)),
-    `pooled GPs' p10 / p50 / p90, dose / control` = vapply(dr$q_ratio, function(q) {
-      if (is.null(q) || anyNA(q)) "-" else paste(sprintf("%.3f", q), collapse = " / ")
+    `pooled GPs: p10 / p50 [95% CI] / p90, dose / control` = vapply(dr$q_ratio, function(q) {
+      if (is.null(q) || anyNA(q)) "-" else
+        sprintf("%.3f / %.3f [%.3f, %.3f] / %.3f", q[["p10"]], q[["p50"]], q[["p50_lo"]],
+                q[["p50_hi"]], q[["p90"]])
     }, character(1)),
     check.names = FALSE)
   wtab <- within_table(wb)
@@ -436,18 +466,21 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
           "mean's change against the control pool of the dose's own matrix, which ran",
           "interleaved with it, with the two-sided 95% interval (the 97.5% one-sided bounds);",
           "the control's row compares two random halves of it. Beside it, for expedited",
-          "doses, the 10th, 50th and 90th percentiles of all the dose's GPs over the",
-          "control's, pooled over runs: a dilation scales every GP, so it moves these by",
-          "its own size, free of the per-run mean's dependence on a few slow GPs."),
+          "GPs, the 10th, 50th and 90th percentiles of all the dose's GPs over the",
+          "control's, pooled over runs, with a 95% bootstrap interval (runs resampled) of",
+          "the p50 ratio: a dilation scales every GP, so it moves these by its own size,",
+          "free of the per-run mean's dependence on a few slow GPs; the A/A row shows",
+          "how far two halves of one pool differ."),
     "", md_table(dtab))
   if (!is.null(wtab)) {
     out <- c(out, "",
              paste("**Within boots** (expedited, `gatecal-within.yaml`): every second GP of a",
-                   "boot dilated, each dilated GP compared with both undilated GPs beside it",
-                   "(median per boot of log(x_k) - (log(x_k-1) + log(x_k+1)) / 2, which cancels",
-                   "the order of consecutive GPs and any drift within the boot; the ratio of the",
-                   "two halves' means beside it), mean over boots with a t interval; the row 0",
-                   "is even against odd GPs with nothing planted."),
+                   "boot dilated, each dilated GP compared with each undilated GP beside it",
+                   "(median per boot of log(x_k / x_j) over dilated k and j = k - 1, k + 1: with",
+                   "nothing planted that set holds every consecutive difference forwards and",
+                   "backwards, so it is symmetric about 0 whatever the order of GPs does; the",
+                   "ratio of the two halves' means beside it), mean over boots with a t",
+                   "interval; the row 0 is even against odd GPs with nothing planted."),
              "", md_table(wtab))
   }
   if (!is.null(cal)) {
@@ -470,10 +503,11 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
                "trial draws 2n distinct runs of the control pool and splits them at random;",
                "every SLOWDOWN is a false alarm. Under such random splits the rank test's",
                "level holds exactly, so an A/A rate over 5%% by less than its Monte Carlo error",
-               "(about 0.5 points at %d trials) is noise, not a fault of the rule."),
+               "(%.1f points at %d trials) is noise, not a fault of the rule."),
                fmt_pct(threshold, 0), format(alpha), 100 * (1 - a),
                max(cal$trials[cal$comparison != "A/A"], 0),
                max(cal$trials[cal$comparison == "A/A"], 0), cal$boot[1], 100,
+               100 * sqrt(0.05 * 0.95 / max(cal$trials[cal$comparison == "A/A"], 1)),
                max(cal$trials[cal$comparison == "A/A"], 0)),
              "", md_table(ctab))
   }

@@ -126,6 +126,13 @@ test_that("a dilation's intended change is the dilation itself, however bimodal 
   ctl <- rt$avg_us[grepl("permille=0", rt$boot_params)]
   expect_gt(abs(intended_change(ctl, 0.1 * mean(ctl)) - 0.1), 0.005)
   expect_true(dr$lo[2] < 0.1 && 0.1 < dr$hi[2])
+  # pooled GP quantiles: the dilation moves them by its own size
+  drs <- dose_response(rt, samples = read_samples(db))
+  q <- drs$q_ratio[[2]]
+  expect_equal(unname(q["p10"]), 1.1, tolerance = 0.03)
+  expect_true(q[["p50_lo"]] < 1.1 && 1.1 < q[["p50_hi"]])
+  expect_false(is.null(drs$q_ratio[[1]]))   # the A/A halves too
+  expect_null(dose_response(rt)$q_ratio[[2]])
   md <- calibration_markdown(dr, NULL, variance_decomposition(rt, read_samples(db)),
                              data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
                                         n10_95 = 8, n25_80 = 3, n25_95 = 4), 0.05, 0.05, rt)
@@ -155,7 +162,7 @@ test_that("the within-boot dilation is measured from even against odd samples, l
   wb <- within_boot_response(rt, read_samples(db))
   expect_equal(wb$dilation, c(0, 0.25))
   expect_equal(wb$boots, c(6, 6))
-  expect_equal(wb$pairs, c(48, 48))   # k = 4, 6, ..., 98: both neighbours kept
+  expect_equal(wb$pairs, c(96, 96))   # k = 4, 6, ..., 98, each against both neighbours
   expect_lt(abs(wb$measured[2] - 0.25), 0.01)
   expect_lt(abs(wb$measured[1]), 0.01)
   expect_true(all(wb$lo < wb$measured & wb$measured < wb$hi))
@@ -177,7 +184,8 @@ test_that("the within-boot contrast cancels a drift that biases dilated-against-
   }
   rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
   wb <- within_boot_response(rt, read_samples(db))
-  # dilated against the next GP alone would read +1.0% and +11.1%
+  # dilated against the next GP alone would read +1.0% and +11.1%, against
+  # the previous one alone -1.0% and +8.9%
   expect_equal(wb$measured, c(0, 0.1), tolerance = 1e-3)
 })
 
@@ -207,4 +215,61 @@ test_that("each dose is compared with the control of its own matrix", {
   expect_equal(d5$intended, 600 / 14400, tolerance = 0.002)
   expect_lt(abs(d5$measured - d5$intended), 0.005)
   expect_equal(sum(dr$added_us == 0), 2)
+})
+
+# Independent, right-skewed GPs (one in four three times as long), nothing
+# planted: the dilated GP against the mean log of its two neighbours reads
+# about -2.4% here (simulated); each neighbour on its own, pooled, reads 0.
+skewed_within_db <- function(boots = 40) {
+  db <- new_db()
+  set.seed(21)
+  for (r in seq_len(boots)) {
+    for (pm in c(0, 100)) {
+      bp <- sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
+      k <- 0:100
+      x <- 7000 * exp(stats::rnorm(101, 0, 0.03)) * ifelse(stats::runif(101) < 0.25, 3, 1)
+      x[k %% 2 == 0] <- x[k %% 2 == 0] * (1 + pm / 1000)
+      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
+              matrix = "gatecal-within", cmdline = "rcuscale.holdoff=0",
+              samples_ns = round(x), seq_from = 0L)
+    }
+  }
+  db
+}
+
+test_that("the within-boot contrast reads nothing planted as 0 however skewed the GPs", {
+  db <- skewed_within_db()
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  s <- read_samples(db)
+  wb <- within_boot_response(rt, s)
+  expect_lt(abs(wb$measured[1]), 0.008)
+  expect_lt(abs(wb$measured[2] - 0.1), 0.01)
+  # the contrast against the mean log of both neighbours is biased on the same boots
+  cr <- calibration_runs(rt)
+  aa <- cr$id[cr$dilation == 0]
+  sym <- vapply(split(s[s$run_id %in% aa, ], s$run_id[s$run_id %in% aa]), function(x) {
+    l <- stats::setNames(log(x$duration_ns), x$seq)
+    k <- seq(4, 98, by = 2)
+    stats::median(l[as.character(k)] - (l[as.character(k - 1)] + l[as.character(k + 1)]) / 2)
+  }, numeric(1))
+  expect_lt(mean(sym), -0.01)
+})
+
+test_that("a matrix whose doses have no control of their own is left out, and says so", {
+  db <- new_db()
+  for (r in 1:6) {
+    for (m in c("gatecal-v1", "gatecal-doses-v1")) {
+      bps <- if (m == "gatecal-v1") c(0, 300) else 150
+      for (pm in bps) {
+        bp <- sprintf("rcutree.planted_gp_tick_permille=%d", pm)
+        add_run(db, "planted", paste0("v1-n1/normal/w1-r0/", bp), rep = r, boot_params = bp,
+                matrix = m, cmdline = "rcuscale.holdoff=0",
+                samples_ns = round(1000 * (12000 + r + pm * 4) * rep(1, 20)))
+      }
+    }
+  }
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  expect_message(dr <- dose_response(rt), "no usable control .* gatecal-doses-v1")
+  expect_equal(unique(dr$matrix), "gatecal-v1")
+  expect_equal(nrow(dr), 2)
 })

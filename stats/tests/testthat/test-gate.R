@@ -17,8 +17,12 @@ test_that("the stable cell key is built from the run's own fields", {
   expect_equal(cell_key(rt, drop = c("config", "holdoff")),
                c("v2-n1/expedited/w1-r0/rcutree.x=1", "v2-n1/expedited/w1-r0"))
   # settings that differ in rcuscale's writers (more GPs per boot) match
-  expect_equal(cell_key(rt, drop = c("config", "holdoff", "writers")),
-               c("v2-n1/expedited/w*-r0/rcutree.x=1", "v2-n1/expedited/w*-r0"))
+  w <- rt[c(2, 2), ]
+  w$nwriters <- c(1L, 4L)
+  expect_equal(cell_key(w, drop = "config"),
+               c("v2-n1/expedited/w1-r0/h3", "v2-n1/expedited/w4-r0/h3"))
+  expect_equal(cell_key(w, drop = c("config", "writers")),
+               c("v2-n1/expedited/w*-r0/h3", "v2-n1/expedited/w*-r0/h3"))
   # the same whatever else is loaded: a second matrix with the same cell
   add_run(p, "a", "v2-n1/expedited/w1-r0/rcutree.x=1", boot_params = "rcutree.x=1",
           samples_ns = samples_with_p50(10), cmdline = "rcuscale.holdoff=2", hz = 1000L,
