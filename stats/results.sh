@@ -102,9 +102,10 @@ dose, so that n = 20 draws from 4n) plant 10% and 25%; \`gatecal-doses-v1\`/\`-v
 50%; \`gatecal-within\` ($(q "SELECT MAX(rep) FROM runs WHERE matrix = 'gatecal-within'") boots a dose)
 dilates only every second expedited GP of a boot, so that the dilation is
 measured inside boots, where the boot-to-boot spread cancels.
-1- and 2-vCPU guests, one rcuscale writer, holdoff boot; the 1-vCPU
-matrices \`gatecal-v1\` and \`gatecal-doses-v1\` two guests side by side
-on a PU each, the others one guest at a time;
+1- and 2-vCPU guests, one rcuscale writer, holdoff boot; \`make
+gate-calibration\` runs the 1-vCPU matrices \`gatecal-v1\` and
+\`gatecal-doses-v1\` two guests side by side on a PU each (runs stored by
+an earlier rcuwb ran one at a time), the others one guest at a time;
 $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%'") runs: normal GPs $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%' AND gp_mode = 'normal'"),
 expedited GPs $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%' AND gp_mode = 'expedited'"),
 $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%' AND host_other_cpu > 0.05 * host_pus") host-busy.
@@ -170,9 +171,9 @@ gpsperboot_section() {
 
 A 1-vCPU guest of \`after\`, both GP modes, holdoff boot, 1, 2 or 4
 rcuscale writers (rcuscale's own parameter; each writer measures at least
-100 GPs, so a boot gives about 100, 200 or 400), alternated, two guests
+100 GPs, so a boot gives at least 100, 200 or 400), alternated, two guests
 side by side on a PU each,
-$(q "SELECT COUNT(*) || ' runs, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gpb-%'").
+$(q "SELECT COUNT(*) || ' runs, ' || IFNULL(SUM(host_other_cpu > 0.05 * host_pus), 0) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gpb-%'").
 The gate compares the settings cell by cell with the writers left out of
 the key; more writers contend for the same GPs, so a difference there is
 what they measure, not a fault.
