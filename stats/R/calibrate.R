@@ -250,6 +250,7 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
 # The control's row compares two random halves of it.
 dose_response <- function(rt, stat = "mean", samples = NULL) {
   out <- list()
+  gps <- if (is.null(samples)) NULL else with(measured_gps(samples), split(duration_ns, run_id))
   for (g in between_boot_cells(rt, by_matrix = TRUE)) {
     ctl <- g[g$dose == "0", , drop = FALSE]
     ctl_means <- ctl$avg_us[ctl$usable]
@@ -265,8 +266,8 @@ dose_response <- function(rt, stat = "mean", samples = NULL) {
         new_g <- dg
       }
       x <- log_compare(side_values(old_g, stat), side_values(new_g, stat), 0.025)
-      qr <- if (is.null(samples) || g$gp_mode[1] != "expedited") NULL else
-        pooled_ratio(samples, old_g$id[old_g$usable], new_g$id[new_g$usable])
+      qr <- if (is.null(gps) || g$gp_mode[1] != "expedited") NULL else
+        pooled_ratio(gps, old_g$id[old_g$usable], new_g$id[new_g$usable])
       out[[length(out) + 1]] <- data.frame(
         cell = g$base[1], matrix = g$matrix[1], added_us = cd$added_us[i],
         dilation = cd$dilation[i],
@@ -282,18 +283,21 @@ dose_response <- function(rt, stat = "mean", samples = NULL) {
   out
 }
 
+# Each run's measured GPs: its samples without the first two (the writer's
+# first GP starts everything up: often 50 times the others) and each
+# writer's last (rcuscale overwrites it until the test stops).
+measured_gps <- function(samples) {
+  last <- stats::ave(samples$seq, samples$run_id, samples$writer, FUN = max)
+  samples[samples$seq >= 2 & samples$seq < last, , drop = FALSE]
+}
+
 # The 10th, 50th and 90th percentiles of all GPs of the runs `new_ids`,
-# pooled, over those of `old_ids` (each run's first two samples and its
-# last left out, as within boots), and a 95% bootstrap interval of the
-# p50 ratio (runs resampled in each pool): a dilation scales every GP, so
-# it moves these by its own size, free of the per-run mean's dependence on
-# a few slow GPs.  NULL when a side has no samples.
-pooled_ratio <- function(samples, old_ids, new_ids, boot = 200, seed = 1) {
-  s <- samples[samples$run_id %in% c(old_ids, new_ids), , drop = FALSE]
-  if (!nrow(s)) return(NULL)
-  last <- stats::ave(s$seq, s$run_id, s$writer, FUN = max)
-  s <- s[s$seq >= 2 & s$seq < last, , drop = FALSE]
-  runs <- split(s$duration_ns, s$run_id)
+# pooled, over those of `old_ids`, and a 95% bootstrap interval of the p50
+# ratio (runs resampled in each pool): a dilation scales every GP, so it
+# moves these by its own size, free of the per-run mean's dependence on a
+# few slow GPs.  `runs`: each run's measured GPs, named by run id.  NULL
+# when a side has no GPs.
+pooled_ratio <- function(runs, old_ids, new_ids, boot = 200, seed = 1) {
   old_ids <- intersect(as.character(old_ids), names(runs))
   new_ids <- intersect(as.character(new_ids), names(runs))
   if (!length(old_ids) || !length(new_ids)) return(NULL)
@@ -313,24 +317,21 @@ pooled_ratio <- function(samples, old_ids, new_ids, boot = 200, seed = 1) {
 # dilated and the odd ones not).  Per boot: the median, over every dilated
 # sample k that has both neighbours and each undilated neighbour j = k - 1
 # and k + 1, of log(x_k / x_j), and the log of the ratio of the two halves'
-# means.  Both neighbours, pooled: with nothing planted the pooled set holds each
+# means, over the run's measured GPs (measured_gps()).  Both neighbours,
+# pooled: with nothing planted the pooled set holds each
 # consecutive difference once forwards and once backwards, so it is
 # symmetric about 0 whatever the order of consecutive GPs does (a GP here
 # tends to be a little longer than the one after it: against the next GP
 # alone the A/A reads +0.4-0.6%) and however skewed the GPs are (the
-# dilated GP against the mean log of its two neighbours reads -0.4%).  The
-# first two samples are left out (the writer's first GP starts everything
-# up: often 50 times the others), and so is the last (rcuscale overwrites
-# it until the test stops); a boot without a contrast is left out.  Boots
-# are the replicates: each statistic's change is expm1 of its mean over
-# boots with a t interval.
+# dilated GP against the mean log of its two neighbours reads -0.4%).  A
+# boot without a contrast is left out.  Boots are the replicates: each
+# statistic's change is expm1 of its mean over boots with a t interval.
 within_boot_response <- function(rt, samples, level = 0.95) {
   cr <- calibration_runs(rt)
   cr <- cr[cr$alternate & cr$usable, , drop = FALSE]
   if (!nrow(cr)) return(NULL)
-  s <- samples[samples$run_id %in% cr$id, , drop = FALSE]
+  s <- measured_gps(samples[samples$run_id %in% cr$id, , drop = FALSE])
   per_run <- lapply(split(s, s$run_id), function(x) {
-    x <- x[x$seq >= 2 & x$seq < max(x$seq), , drop = FALSE]
     per_writer <- lapply(split(x, x$writer), function(w) {
       l <- stats::setNames(log(w$duration_ns), w$seq)
       k <- w$seq[w$seq %% 2 == 0]
