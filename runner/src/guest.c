@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,23 +287,6 @@ static void stop_all(struct hypervisor *hv, enum guest_end why, const char *deta
 static void add_orphan(struct hypervisor *hv, const char *name);
 
 /*
- * The guest ends as its host's failure (the connection went, and with it
- * what the guest did), unless a stop was asked for before: that end stands.
- */
-static void __attribute__((format(printf, 2, 3))) host_failed(struct guest *g, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (g->stop_pending)
-		return;
-	g->end = END_HOST_FAILED;
-	g->lost_with_conn = true;
-	va_start(ap, fmt);
-	vsnprintf(g->end_detail, sizeof(g->end_detail), fmt, ap);
-	va_end(ap);
-}
-
-/*
  * Unreachable for good: every guest ends here as the host's failure (its
  * console may still show it finished); its domain, which may still run,
  * is destroyed by name if the host comes back.
@@ -316,7 +298,10 @@ static void give_up(struct hypervisor *hv, const char *why)
 
 		if (g->dom_started)
 			add_orphan(hv, g->name);
-		host_failed(g, "%s", why);
+		g->end = g->stop_pending ? g->end : END_HOST_FAILED;
+		g->lost_with_conn = !g->stop_pending;
+		if (!g->stop_pending)
+			snprintf(g->end_detail, sizeof(g->end_detail), "%s", why);
 		finish(hv, g);
 	}
 }
@@ -351,7 +336,12 @@ static void drop_streamed(struct hypervisor *hv)
 			continue;
 		}
 		add_orphan(hv, g->name);
-		host_failed(g, "lost the connection to libvirt at %.100s, and the console with it", hv->uri);
+		if (!g->stop_pending) {
+			g->end = END_HOST_FAILED;
+			g->lost_with_conn = true;
+			snprintf(g->end_detail, sizeof(g->end_detail),
+				 "lost the connection to libvirt at %.100s, and the console with it", hv->uri);
+		}
 		finish(hv, g);
 	}
 }
@@ -388,7 +378,12 @@ static void readopt(struct hypervisor *hv)
 			virDomainFree(g->dom);
 		g->dom = dom;
 		if (!dom || virDomainIsActive(dom) != 1) {
-			host_failed(g, "the guest ended while libvirtd was away");
+			if (!g->stop_pending) {
+				g->end = END_HOST_FAILED;
+				g->lost_with_conn = true;
+				snprintf(g->end_detail, sizeof(g->end_detail),
+					 "the guest ended while libvirtd was away");
+			}
 			finish(hv, g);
 		} else if (g->stop_pending) {
 			g->stop_pending = false;
@@ -694,7 +689,10 @@ int guest_start(struct hypervisor *hv, struct guest *g)
 	g->end_detail[0] = '\0';
 	if (hv->lost) {	/* went away just now (noticed in an earlier call): the host's failure */
 		set_err("libvirt at %s is not connected", hv->uri);
-		host_failed(g, "lost the connection to libvirt at %.100s before the guest started", hv->uri);
+		g->end = END_HOST_FAILED;
+		g->lost_with_conn = true;
+		snprintf(g->end_detail, sizeof(g->end_detail), "lost the connection to libvirt at %.100s "
+			 "before the guest started", hv->uri);
 		return -1;
 	}
 	if (g->stream_console ? open_console_file(g) < 0 : watch_console(g) < 0)
@@ -717,8 +715,11 @@ int guest_start(struct hypervisor *hv, struct guest *g)
 		snprintf(g->end_detail, sizeof(g->end_detail), "%s", last_err());
 		if (hv->lost) {
 			/* the connection closed under the start: the host's failure, not the guest's */
-			host_failed(g, "lost the connection to libvirt at %.100s while starting the guest", hv->uri);
+			g->end = END_HOST_FAILED;
+			g->lost_with_conn = true;
 			add_orphan(hv, g->name);
+			snprintf(g->end_detail, sizeof(g->end_detail),
+				 "lost the connection to libvirt at %.100s while starting the guest", hv->uri);
 		} else if (g->dom) {
 			virDomainDestroy(g->dom);
 		}

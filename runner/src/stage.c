@@ -315,21 +315,6 @@ out:
 	return ret;
 }
 
-/* The volume `name` if its upload finished (its `marker` volume exists), else NULL. */
-static virStorageVolPtr uploaded_vol(virStoragePoolPtr pool, const char *name, const char *marker)
-{
-	virStorageVolPtr vol = virStorageVolLookupByName(pool, name);
-	virStorageVolPtr ok = virStorageVolLookupByName(pool, marker);
-
-	if (ok)
-		virStorageVolFree(ok);
-	if (vol && !ok) {
-		virStorageVolFree(vol);
-		vol = NULL;
-	}
-	return vol;
-}
-
 /* The volume, uploaded when missing or unfinished (no marker). */
 static virStorageVolPtr ensure_vol(virConnectPtr conn, virStoragePoolPtr pool, const char *name,
 				   const char *file, long long size)
@@ -338,14 +323,25 @@ static virStorageVolPtr ensure_vol(virConnectPtr conn, virStoragePoolPtr pool, c
 	virStorageVolPtr vol, ok;
 
 	snprintf(marker, sizeof(marker), "%s.ok", name);
-	/* another runner may have uploaded it since the pool was read: then read it again */
-	vol = uploaded_vol(pool, name, marker);
-	if (!vol) {
+	vol = virStorageVolLookupByName(pool, name);
+	ok = virStorageVolLookupByName(pool, marker);
+	if (!vol || !ok) {	/* another runner may have uploaded it since the pool was read */
+		if (vol)
+			virStorageVolFree(vol);
+		if (ok)
+			virStorageVolFree(ok);
 		virStoragePoolRefresh(pool, 0);
-		vol = uploaded_vol(pool, name, marker);
+		vol = virStorageVolLookupByName(pool, name);
+		ok = virStorageVolLookupByName(pool, marker);
+	}
+	if (vol && ok) {
+		virStorageVolFree(ok);
+		return vol;
 	}
 	if (vol)
-		return vol;
+		virStorageVolFree(vol);
+	if (ok)
+		virStorageVolFree(ok);
 	delete_vol(pool, name);
 	delete_vol(pool, marker);
 	uri = virConnectGetURI(conn);
