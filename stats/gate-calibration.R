@@ -4,7 +4,7 @@
 #
 # Usage:
 #   Rscript stats/gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]
-#       [--doses gatecal-doses-v1,gatecal-doses-v2] [--within gatecal-within]
+#       [--doses gatecal-doses-v1,gatecal-doses-v2]
 #       [--n 5,10,20] [--trials 400]
 #       [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE.md]
 #
@@ -21,13 +21,13 @@ source(file.path(local({
 }), "load.R"))
 
 calibration_main <- function(args) {
-  spec <- c(db = "value", matrix = "value", doses = "value", within = "value", n = "value",
+  spec <- c(db = "value", matrix = "value", doses = "value", n = "value",
             trials = "value",
             boot = "value", threshold = "value", alpha = "value", plots = "value",
             out = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
-    cat("usage: gate-calibration.R --db PATH [--matrix M1,M2] [--doses D1,D2] [--within W]",
+    cat("usage: gate-calibration.R --db PATH [--matrix M1,M2] [--doses D1,D2]",
         "[--n 5,10,20]",
         "[--trials 400] [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE]\n")
     return(0L)
@@ -36,7 +36,6 @@ calibration_main <- function(args) {
   db <- check_db(o$db)
   matrices <- parse_list(o$matrix %||% "gatecal-v1,gatecal-v2", "matrix")
   doses <- parse_list(o$doses %||% "gatecal-doses-v1,gatecal-doses-v2", "doses")
-  within <- parse_list(o$within %||% "gatecal-within", "within")
   n <- vapply(parse_list(o$n %||% "5,10,20", "n"), parse_int, numeric(1), name = "n", min = 3)
   trials <- parse_int(o$trials %||% "400", "trials", 10)
   boot <- parse_int(o$boot %||% "100", "boot", 10)
@@ -45,15 +44,14 @@ calibration_main <- function(args) {
   check_known(db, "matrix", matrices, "matrix")
   known <- with_db(db, function(con) DBI::dbGetQuery(con, "SELECT DISTINCT matrix FROM runs")$matrix)
   doses <- intersect(doses, known)
-  within <- intersect(within, known)
 
-  runs <- read_runs(db, matrix = c(matrices, doses, within))
-  samples <- read_samples(db, matrix = c(matrices, doses, within))
+  runs <- read_runs(db, matrix = c(matrices, doses))
+  samples <- read_samples(db, matrix = c(matrices, doses))
   rt <- build_run_table(runs, run_stats(samples))
   main <- rt[rt$matrix %in% matrices, , drop = FALSE]
 
-  dr <- dose_response(rt[!rt$matrix %in% within, , drop = FALSE], samples = samples)
-  wb <- within_boot_response(rt[rt$matrix %in% within, , drop = FALSE], samples)
+  dr <- dose_response(rt)
+  wb <- within_boot_response(rt, samples)
   cal <- calibrate_gate(main, n = n, trials = trials, boot = boot, threshold = threshold,
                         alpha = alpha)
   vd <- variance_decomposition(main, samples)

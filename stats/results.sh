@@ -91,17 +91,15 @@ One binary, \`planted\` (patch 0008), whose plant is the dose, against
 itself with the plant at zero: normal GPs get whole ticks
 (\`rcutree.planted_gp_tick_permille\`: N/1000 ticks of 4 ms per
 \`synchronize_rcu()\`, doses set from a pilot's control mean), expedited GPs
-a dilation of the interval rcuscale measures by N/1000
-(\`rcutree.planted_exp_permille\`: the dose is its own intended change,
-whatever the boot's speed); the normal plant spins on rcuscale's own clock,
-the expedited one on \`local_clock()\` (2-vCPU guests under TCG read an
-emulated HPET through rcuscale's clock, too slow to time a spin with).
+N/1000 extra expedited GPs per measured one, inside the interval rcuscale
+measures (\`rcutree.planted_exp_permille\`: one more GP of the kind
+measured on N of every 1000 calls, picked by a running sum, so that the
+per-run mean grows by N/1000 whatever the boot's speed, and which calls
+hold one is known); the normal plant spins on rcuscale's own clock.
 \`gatecal-v1\`/\`-v2\` (80 repetitions: a control of 80 runs and 80 of each
 dose, so that n = 20 draws from 4n) plant 10% and 25%; \`gatecal-doses-v1\`/\`-v2\`
 (16 repetitions, each with a control of its own, interleaved) plant 5% and
-50%; \`gatecal-within\` ($(q "SELECT MAX(rep) FROM runs WHERE matrix = 'gatecal-within'") boots a dose)
-dilates only every second expedited GP of a boot, so that the dilation is
-measured inside boots, where the boot-to-boot spread cancels.
+50%.
 1- and 2-vCPU guests, one rcuscale writer, holdoff boot; \`make
 gate-calibration\` runs the 1-vCPU matrices \`gatecal-v1\` and
 \`gatecal-doses-v1\` two guests side by side on a PU each (runs stored by

@@ -4,21 +4,28 @@
 # The calibration matrices (perf-configs/gatecal-*.yaml) run one binary,
 # `planted`, with boot parameters as the dose:
 #   rcutree.planted_gp_tick_permille=N  normal GPs: N/1000 ticks per call
-#   rcutree.planted_exp_permille=N      expedited GPs: rcuscale's interval
-#                                       dilated by N/1000
-#   rcutree.planted_exp_alternate=1     ...only every second (even) sample:
-#                                       the within-boot check
+#   rcutree.planted_exp_permille=N      expedited GPs: N/1000 extra expedited
+#                                       GPs per measured one, dithered (call
+#                                       i, from 1, gets floor(iN/1000) -
+#                                       floor((i-1)N/1000) of them)
 #   rcutree.planted_exp_delay_ns=N      expedited, 0008's first revision:
 #                                       N ns per call (runs stored with it
 #                                       are still read)
+#   rcutree.planted_exp_alternate=1     0008's second revision (a dilation of
+#                                       every second GP): such runs are left
+#                                       out
 # and a control cell with them at zero.  A normal dose adds a known absolute
 # time to every GP's latency.  Its intended relative change is what the
 # gate's estimator (the Hodges-Lehmann shift of log per-run means) would
 # find if the dose added exactly that to every run of the control: the
 # median over control pairs of log((m_i + added) / m_j) (intended_change()).
-# For a tight control this is added / mean.  An expedited dilation scales
-# every GP, so the per-run mean and every quantile, by 1 + N/1000: its
-# intended change is N/1000 whatever the control looks like.
+# For a tight control this is added / mean.  An expedited dose makes N of
+# every 1000 measured intervals hold one more GP, the same kind of GP on the
+# same path, so the per-run mean grows by N/1000 whatever the control looks
+# like (its quantiles do not: the dose is whole GPs on a few calls), and the
+# intended change is N/1000.  Runs stored under 0008's second revision
+# (rcutree.planted_exp_permille was a dilation of rcuscale's interval then)
+# must not be mixed with these.
 #
 # Rates: each trial draws n runs per side without replacement from the
 # pools and applies the gate's rule (gated statistics, alpha split, one
@@ -50,7 +57,7 @@ planted_param <- function(bp, name) {
 }
 
 # Parse the planted dose out of boot parameters: permille of a tick per
-# normal GP, permille dilation per expedited GP, whether only every second
+# normal GP, permille extra GPs per expedited GP, whether only every second
 # expedited GP is dilated, and the first revision's ns per expedited GP
 # (NA where absent).
 planted_dose <- function(boot_params) {
@@ -64,7 +71,7 @@ planted_dose <- function(boot_params) {
 
 # Added latency (us) per GP of each run of the calibration: ticks for
 # normal-mode runs, the first revision's ns for expedited ones (0 for the
-# control and for dilations).
+# control and for extra GPs).
 planted_added_us <- function(rt) {
   d <- planted_dose(rt$boot_params)
   tick_us <- 1e6 / ifelse(is.na(rt$kconfig_hz), 250, rt$kconfig_hz)
@@ -72,21 +79,22 @@ planted_added_us <- function(rt) {
          ifelse(is.na(d$permille), 0, d$permille / 1000 * tick_us))
 }
 
-# Dilation (a fraction) of each expedited run's GPs, 0 for normal runs.
-planted_dilation <- function(rt) {
+# Extra expedited GPs per measured GP of each expedited run, 0 for normal
+# runs.
+planted_extra_gps <- function(rt) {
   d <- planted_dose(rt$boot_params)
   ifelse(rt$gp_mode == "expedited" & !is.na(d$exp_permille), d$exp_permille / 1000, 0)
 }
 
 # The calibration's cells: one row per run with base (the cell without the
-# dose), added_us, dilation, alternate (a within-boot run) and dose (a key
-# of the dose: the control is "0").
+# dose), added_us, extra (GPs per call), alternate (a run of 0008's second
+# revision, left out) and dose (a key of the dose: the control is "0").
 calibration_runs <- function(rt) {
   rt <- rt[rt$kind == "rcuscale", , drop = FALSE]
   rt$added_us <- planted_added_us(rt)
-  rt$dilation <- planted_dilation(rt)
+  rt$extra <- planted_extra_gps(rt)
   rt$alternate <- planted_dose(rt$boot_params)$alternate & rt$gp_mode == "expedited"
-  rt$dose <- ifelse(rt$dilation > 0, sprintf("x%g", rt$dilation),
+  rt$dose <- ifelse(rt$extra > 0, sprintf("+%gGP", rt$extra),
                     ifelse(rt$added_us > 0, sprintf("+%gus", rt$added_us), "0"))
   bp <- ifelse(is.na(rt$boot_params), "", rt$boot_params)
   strip <- trimws(gsub("[[:space:]]+", " ", gsub(
@@ -98,7 +106,7 @@ calibration_runs <- function(rt) {
 # The intended change of each dose of one base cell (`g`, rows of
 # calibration_runs()), given that cell's control per-run means.
 dose_intended <- function(g, ctl_means) {
-  ifelse(g$dilation > 0, g$dilation, intended_change(ctl_means, g$added_us))
+  ifelse(g$extra > 0, g$extra, intended_change(ctl_means, g$added_us))
 }
 
 # The gate's decision on one trial, fast: the same rule as gate_stat_rows()
@@ -180,9 +188,9 @@ stat_matrix <- function(g, stats = GATE_DEFAULT_STATS) {
 
 # The doses of one base cell `g` (rows of calibration_runs(), no
 # within-boot runs), in order of their intended change: a data frame of
-# dose key, added_us, dilation and intended change.
+# dose key, added_us, extra and intended change.
 cell_doses <- function(g, ctl_means) {
-  d <- g[!duplicated(g$dose), c("dose", "added_us", "dilation"), drop = FALSE]
+  d <- g[!duplicated(g$dose), c("dose", "added_us", "extra"), drop = FALSE]
   d$intended <- dose_intended(d, ctl_means)
   d <- d[order(d$intended, d$dose), , drop = FALSE]
   rownames(d) <- NULL
@@ -233,7 +241,7 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
         if (is.null(r)) next
         out[[length(out) + 1]] <- cbind(data.frame(cell = g$base[1], comparison = c$label,
                                                    added_us = c$dose$added_us,
-                                                   dilation = c$dose$dilation,
+                                                   extra = c$dose$extra,
                                                    intended = c$dose$intended), r)
       }
     }
@@ -248,9 +256,8 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
 # and the gate's estimate of the mean's change against that matrix's
 # control pool, with its two-sided 95% CI (the 97.5% one-sided bounds).
 # The control's row compares two random halves of it.
-dose_response <- function(rt, stat = "mean", samples = NULL) {
+dose_response <- function(rt, stat = "mean") {
   out <- list()
-  gps <- if (is.null(samples)) NULL else with(measured_gps(samples), split(duration_ns, run_id))
   for (g in between_boot_cells(rt, by_matrix = TRUE)) {
     ctl <- g[g$dose == "0", , drop = FALSE]
     ctl_means <- ctl$avg_us[ctl$usable]
@@ -266,14 +273,11 @@ dose_response <- function(rt, stat = "mean", samples = NULL) {
         new_g <- dg
       }
       x <- log_compare(side_values(old_g, stat), side_values(new_g, stat), 0.025)
-      qr <- if (is.null(gps) || g$gp_mode[1] != "expedited") NULL else
-        pooled_ratio(gps, old_g$id[old_g$usable], new_g$id[new_g$usable])
       out[[length(out) + 1]] <- data.frame(
         cell = g$base[1], matrix = g$matrix[1], added_us = cd$added_us[i],
-        dilation = cd$dilation[i],
+        extra = cd$extra[i],
         control_mean_us = stats::median(ctl_means), intended = cd$intended[i],
-        runs = paste0(x$n_old, "+", x$n_new), measured = x$rel, lo = x$rel_lo, hi = x$rel_hi,
-        q_ratio = I(list(qr)))
+        runs = paste0(x$n_old, "+", x$n_new), measured = x$rel, lo = x$rel_lo, hi = x$rel_hi)
     }
   }
   if (!length(out)) return(NULL)
@@ -291,79 +295,82 @@ measured_gps <- function(samples) {
   samples[samples$seq >= 2 & samples$seq < last, , drop = FALSE]
 }
 
-# The 10th, 50th and 90th percentiles of all GPs of the runs `new_ids`,
-# pooled, over those of `old_ids`, and a 95% bootstrap interval of the p50
-# ratio (runs resampled in each pool): a dilation scales every GP, so it
-# moves these by its own size, free of the per-run mean's dependence on a
-# few slow GPs.  `runs`: each run's measured GPs, named by run id.  NULL
-# when a side has no GPs.
-pooled_ratio <- function(runs, old_ids, new_ids, boot = 200, seed = 1) {
-  old_ids <- intersect(as.character(old_ids), names(runs))
-  new_ids <- intersect(as.character(new_ids), names(runs))
-  if (!length(old_ids) || !length(new_ids)) return(NULL)
-  pool <- function(ids) unlist(runs[ids], use.names = FALSE)
-  q <- function(ids) stats::quantile(pool(ids), c(0.1, 0.5, 0.9), names = FALSE)
-  est <- q(new_ids) / q(old_ids)
-  draw <- function(ids) ids[sample.int(length(ids), replace = TRUE)]
-  b <- with_seed(seed, vapply(seq_len(boot), function(k) {
-    stats::median(pool(draw(new_ids))) / stats::median(pool(draw(old_ids)))
-  }, numeric(1)))
-  c(p10 = est[1], p50 = est[2], p90 = est[3],
-    p50_lo = stats::quantile(b, 0.025, names = FALSE), p50_hi = stats::quantile(b, 0.975, names = FALSE))
+# Extra GPs planted in the interval of rcuscale's sample `seq` (0-based; the
+# writer's call seq + 1) at `permille` per call, as the kernel's running sum
+# hands them out (exact for one writer: the sum is shared by all writers).
+planted_extra_at <- function(seq, permille) {
+  floor((seq + 1) * permille / 1000) - floor(seq * permille / 1000)
 }
 
-# The planted dilation measured inside each boot (gatecal-within.yaml:
-# rcutree.planted_exp_alternate=1, so rcuscale's even-numbered samples are
-# dilated and the odd ones not).  Per boot: the median, over every dilated
-# sample k that has both neighbours and each undilated neighbour j = k - 1
-# and k + 1, of log(x_k / x_j), and the log of the ratio of the two halves'
-# means, over the run's measured GPs (measured_gps()).  Both neighbours,
-# pooled: with nothing planted the pooled set holds each
-# consecutive difference once forwards and once backwards, so it is
-# symmetric about 0 whatever the order of consecutive GPs does (a GP here
-# tends to be a little longer than the one after it: against the next GP
-# alone the A/A reads +0.4-0.6%) and however skewed the GPs are (the
-# dilated GP against the mean log of its two neighbours reads -0.4%).  A
-# boot without a contrast is left out.  Boots are the replicates: each
-# statistic's change is expm1 of its mean over boots with a t interval.
+# One run's within-boot sums for an expedited dose: its measured GPs'
+# total and count, those of the calls that held no extra GP, and the
+# median of the slowed calls over the median of the others (what one extra
+# GP costs, in GPs, plus 1).  `x`: the run's measured GPs (seq,
+# duration_ns).  NULL without both kinds of call.
+within_boot_run <- function(x, permille) {
+  e <- planted_extra_at(x$seq, permille) > 0
+  if (!any(e) || all(e)) return(NULL)
+  d <- x$duration_ns
+  data.frame(calls = length(d), slowed = sum(e), sum_all = sum(d), sum_plain = sum(d[!e]),
+             n_plain = sum(!e), cost = stats::median(d[e]) / stats::median(d[!e]))
+}
+
+# The change of the mean that a set of boots reads: the mean of all their
+# measured GPs over the mean of those without an extra GP, pooled over the
+# boots (a ratio of sums: the mean of per-boot log ratios would be biased
+# low, as a few slow GPs in a boot's few slowed calls lift its ratio rarely
+# and far), with a percentile bootstrap interval over boots.
+within_boot_ratio <- function(r, boot = 1000, level = 0.95, seed = 1) {
+  if (is.null(r) || !nrow(r)) return(c(NA, NA, NA))
+  est <- function(k) (sum(r$sum_all[k]) / sum(r$calls[k])) / (sum(r$sum_plain[k]) / sum(r$n_plain[k])) - 1
+  b <- with_seed(seed, vapply(seq_len(boot), function(i) est(sample.int(nrow(r), replace = TRUE)), numeric(1)))
+  c(est(seq_len(nrow(r))), stats::quantile(b, c((1 - level) / 2, 1 - (1 - level) / 2), names = FALSE))
+}
+
+# The first sample the within-boot reading uses: a boot's first ten or so
+# expedited GPs are still warming up (on 2026-12-04, seq 2-4 took twice
+# the later ones and seq 5-9 a quarter more), and a dose's first slowed call
+# comes at seq 1000/N - 1, so before this the slowed and the plain calls
+# would differ by where they sit.
+WITHIN_FROM_SEQ <- 10
+
+# The expedited doses measured inside each boot, where boot-to-boot noise
+# cancels: per one-writer expedited dose, within_boot_run() on each run's
+# measured GPs from WITHIN_FROM_SEQ on, pooled by within_boot_ratio().  The
+# placebo is the same reading of the control's runs, with the dose's calls
+# marked though nothing was planted there: it should read 0.
 within_boot_response <- function(rt, samples, level = 0.95) {
   cr <- calibration_runs(rt)
-  cr <- cr[cr$alternate & cr$usable, , drop = FALSE]
-  if (!nrow(cr)) return(NULL)
-  s <- measured_gps(samples[samples$run_id %in% cr$id, , drop = FALSE])
-  per_run <- lapply(split(s, s$run_id), function(x) {
-    per_writer <- lapply(split(x, x$writer), function(w) {
-      l <- stats::setNames(log(w$duration_ns), w$seq)
-      k <- w$seq[w$seq %% 2 == 0]
-      k <- k[as.character(k - 1) %in% names(l) & as.character(k + 1) %in% names(l)]
-      c(l[as.character(k)] - l[as.character(k - 1)], l[as.character(k)] - l[as.character(k + 1)])
-    })
-    contrast <- unlist(per_writer, use.names = FALSE)
-    if (!length(contrast)) return(NULL)
-    ev <- x$duration_ns[x$seq %% 2 == 0]
-    od <- x$duration_ns[x$seq %% 2 == 1]
-    data.frame(id = x$run_id[1], pairs = length(contrast),
-               log_pair = stats::median(contrast),
-               log_mean = log(mean(ev) / mean(od)))
-  })
-  per_run <- Filter(Negate(is.null), per_run)
-  if (!length(per_run)) return(NULL)
-  pr <- merge(cr[, c("id", "base", "dilation")], do.call(rbind, per_run), by = "id")
-  ci <- function(v) {
-    m <- mean(v)
-    h <- if (length(v) > 1) stats::qt(1 - (1 - level) / 2, length(v) - 1) * stats::sd(v) / sqrt(length(v)) else Inf
-    c(expm1(m), expm1(m - h), expm1(m + h))
+  cr <- cr[!cr$alternate & cr$usable & cr$gp_mode == "expedited" &
+             !is.na(cr$nwriters) & cr$nwriters == 1, , drop = FALSE]
+  if (!nrow(cr) || !any(cr$extra > 0)) return(NULL)
+  ms <- measured_gps(samples[samples$run_id %in% cr$id, , drop = FALSE])
+  ms <- ms[ms$seq >= WITHIN_FROM_SEQ, , drop = FALSE]
+  gps <- split(ms, ms$run_id)
+  read_at <- function(ids, permille) {
+    do.call(rbind, lapply(intersect(as.character(ids), names(gps)),
+                          function(id) within_boot_run(gps[[id]], permille)))
   }
-  out <- lapply(split(pr, list(pr$base, pr$dilation), drop = TRUE), function(g) {
-    a <- ci(g$log_pair)
-    b <- ci(g$log_mean)
-    data.frame(cell = g$base[1], dilation = g$dilation[1], intended = g$dilation[1],
-               boots = nrow(g), pairs = round(mean(g$pairs)),
-               measured = a[1], lo = a[2], hi = a[3],
-               mean_measured = b[1], mean_lo = b[2], mean_hi = b[3])
-  })
+  out <- list()
+  for (g in split(cr, paste(cr$base, cr$matrix))) {
+    for (d in sort(unique(g$extra[g$extra > 0]))) {
+      dose <- read_at(g$id[g$extra == d], 1000 * d)
+      if (is.null(dose)) next
+      plc <- read_at(g$id[g$dose == "0"], 1000 * d)
+      a <- within_boot_ratio(dose, level = level)
+      b <- within_boot_ratio(plc, level = level)
+      out[[length(out) + 1]] <- data.frame(
+        cell = g$base[1], matrix = g$matrix[1], extra = d, intended = d,
+        boots = nrow(dose), calls = round(mean(dose$calls)), slowed = round(mean(dose$slowed), 1),
+        measured = a[1], lo = a[2], hi = a[3],
+        placebo_boots = if (is.null(plc)) 0L else nrow(plc),
+        placebo = b[1], placebo_lo = b[2], placebo_hi = b[3],
+        cost = stats::median(dose$cost))
+    }
+  }
+  if (!length(out)) return(NULL)
   out <- do.call(rbind, out)
-  out <- out[order(out$cell, out$dilation), , drop = FALSE]
+  out <- out[order(out$cell, out$matrix, out$extra), , drop = FALSE]
   rownames(out) <- NULL
   out
 }
@@ -410,26 +417,27 @@ fmt_rate <- function(x, lo, hi) {
   ifelse(is.na(x), "-", sprintf("%.1f%% [%.1f, %.1f]", 100 * x, 100 * lo, 100 * hi))
 }
 
-# How a dose reads in the tables: the planted time per GP, or the dilation.
-fmt_dose <- function(added_us, dilation) {
-  ifelse(dilation > 0, sprintf("x%.3f (%g permille)", 1 + dilation, 1000 * dilation),
+# How a dose reads in the tables: the planted time per GP, or the extra GPs.
+fmt_dose <- function(added_us, extra) {
+  ifelse(extra > 0, sprintf("+%g GP per call (%g permille)", extra, 1000 * extra),
          ifelse(added_us > 0, fmt_time_us(added_us), "0"))
 }
 
-# The within-boot table (expedited, gatecal-within.yaml), NULL without it.
+# The within-boot table (expedited doses), NULL without one.
 within_table <- function(wb) {
   if (is.null(wb) || !nrow(wb)) return(NULL)
+  ci <- function(x, lo, hi) ifelse(is.na(x), "-", sprintf("%s [%s, %s]", fmt_pct(x, 1), fmt_pct(lo, 1), fmt_pct(hi, 1)))
   data.frame(
     cell = wb$cell,
-    `planted per GP` = ifelse(wb$dilation == 0, "0 (even against odd)", fmt_dose(0, wb$dilation)),
+    matrix = wb$matrix,
+    `planted` = fmt_dose(0, wb$extra),
     intended = fmt_pct(wb$intended, 1),
     boots = wb$boots,
-    `contrasts per boot` = wb$pairs,
-    `against its neighbours [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(wb$measured, 1),
-                                                 fmt_pct(wb$lo, 1), fmt_pct(wb$hi, 1)),
+    `slowed / measured calls` = sprintf("%g / %d", wb$slowed, wb$calls),
+    `change of the run's mean [95% CI]` = ci(wb$measured, wb$lo, wb$hi),
     `off by` = sprintf("%+.1f pp", 100 * (wb$measured - wb$intended)),
-    `ratio of the halves' means [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(wb$mean_measured, 1),
-                                                    fmt_pct(wb$mean_lo, 1), fmt_pct(wb$mean_hi, 1)),
+    `placebo on the control [95% CI]` = ci(wb$placebo, wb$placebo_lo, wb$placebo_hi),
+    `one extra GP costs (medians)` = sprintf("%.2f GPs", wb$cost - 1),
     check.names = FALSE)
 }
 
@@ -439,49 +447,44 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
   dtab <- data.frame(
     cell = dr$cell,
     matrix = dr$matrix,
-    `planted per GP` = ifelse(dr$added_us == 0 & dr$dilation == 0, "0 (A/A halves)",
-                              fmt_dose(dr$added_us, dr$dilation)),
+    `planted per GP` = ifelse(dr$added_us == 0 & dr$extra == 0, "0 (A/A halves)",
+                              fmt_dose(dr$added_us, dr$extra)),
     `control mean` = fmt_time_us(dr$control_mean_us),
     intended = fmt_pct(dr$intended, 1),
     `runs` = dr$runs,
     `change of the mean [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(dr$measured, 1),
                                             fmt_pct(dr$lo, 1), fmt_pct(dr$hi, 1)),
     `off by` = sprintf("%+.1f pp", 100 * (dr$measured - dr$intended)),
-    `pooled GPs: p10 / p50 [95% CI] / p90, dose / control` = vapply(dr$q_ratio, function(q) {
-      if (is.null(q) || anyNA(q)) "-" else
-        sprintf("%.3f / %.3f [%.3f, %.3f] / %.3f", q[["p10"]], q[["p50"]], q[["p50_lo"]],
-                q[["p50_hi"]], q[["p90"]])
-    }, character(1)),
     check.names = FALSE)
   wtab <- within_table(wb)
   out <- c(
     "### Dose-response",
     "",
-    paste("Each dose slows every grace period of one binary (`planted`) by a known amount.",
+    paste("Each dose slows the grace periods of one binary (`planted`) by a known amount.",
           "Normal GPs: whole ticks added to a known share of calls; intended: what the gate's",
           "estimator would find if the dose added exactly that to every control run (median",
           "over control pairs of log((m_i + added) / m_j); for a tight control, added / mean).",
-          "Expedited GPs: rcuscale's interval dilated by a factor; intended: the factor minus 1."),
+          "Expedited GPs: one extra expedited GP, waited for inside rcuscale's measured",
+          "interval, on a known share of calls; intended: that share, by which the per-run",
+          "mean grows if an extra GP costs what a measured one does."),
     "",
     paste("**Between boots**: the gate's estimate (Hodges-Lehmann, log scale) of the per-run",
           "mean's change against the control pool of the dose's own matrix, which ran",
           "interleaved with it, with the two-sided 95% interval (the 97.5% one-sided bounds);",
-          "the control's row compares two random halves of it. Beside it, for expedited",
-          "GPs, the 10th, 50th and 90th percentiles of all the dose's GPs over the",
-          "control's, pooled over runs, with a 95% bootstrap interval (runs resampled) of",
-          "the p50 ratio: a dilation scales every GP, so it moves these by its own size,",
-          "free of the per-run mean's dependence on a few slow GPs; the A/A row shows",
-          "how far two halves of one pool differ."),
+          "the control's row compares two random halves of it."),
     "", md_table(dtab))
   if (!is.null(wtab)) {
     out <- c(out, "",
-             paste("**Within boots** (expedited, `gatecal-within.yaml`): every second GP of a",
-                   "boot dilated, each dilated GP compared with each undilated GP beside it",
-                   "(median per boot of log(x_k / x_j) over dilated k and j = k - 1, k + 1: with",
-                   "nothing planted that set holds every consecutive difference forwards and",
-                   "backwards, so it is symmetric about 0 whatever the order of GPs does; the",
-                   "ratio of the two halves' means beside it), mean over boots with a t",
-                   "interval; the row 0 is even against odd GPs with nothing planted."),
+             paste("**Within boots** (expedited): the kernel hands the extra GPs out by a",
+                   "running sum, so which of rcuscale's samples hold one is known. The mean of",
+                   "the measured GPs over the mean of those without an extra GP, pooled over",
+                   "the boots (a ratio of sums) with a 95% bootstrap interval over boots: the",
+                   "dose's change of the mean against the same boots' unslowed calls, free of",
+                   "the boot-to-boot spread.",
+                   "The placebo reads the control's boots the same way, with the dose's calls",
+                   "marked though nothing was planted there. Beside it, the median of the",
+                   "slowed calls over the median of the others, minus 1: what one extra GP",
+                   "costs, in measured GPs (1 if it is like them)."),
              "", md_table(wtab))
   }
   if (!is.null(cal)) {

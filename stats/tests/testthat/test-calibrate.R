@@ -30,7 +30,7 @@ test_that("planted doses are read from the boot parameters, in the mode's own un
   expect_equal(d$alternate, c(FALSE, FALSE, TRUE, FALSE))
   rt <- data.frame(boot_params = "rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_permille=100",
                    gp_mode = c("normal", "expedited"), kconfig_hz = 250)
-  expect_equal(planted_dilation(rt), c(0, 0.1))
+  expect_equal(planted_extra_gps(rt), c(0, 0.1))
   expect_equal(planted_added_us(rt), c(1200, 0))
   rt <- data.frame(boot_params = rep("rcutree.planted_gp_tick_permille=300 rcutree.planted_exp_delay_ns=1500", 2),
                    gp_mode = c("normal", "expedited"), kconfig_hz = 250)
@@ -99,94 +99,101 @@ test_that("the calibration's fast trial rule agrees with the gate's own rows", {
   }
 })
 
-# Expedited runs of one 1-vCPU cell, bimodal from boot to boot (8 or 14 us):
-# the control and a 10% dilation, per-GP noise of 5%.
-exp_db <- function(reps = 30, seed = 5) {
+# Expedited runs of one 1-vCPU cell, bimodal from boot to boot (8 or 14 us),
+# per-GP noise of 5%, the first ten GPs warming up: the control and doses
+# of extra GPs, each extra GP one more GP of the run's own kind, on the
+# calls the kernel's running sum picks (rcuscale's seq 0-100).
+exp_db <- function(reps = 30, seed = 5, doses = c(0, 100), matrix = "gatecal-v1") {
   db <- new_db()
   set.seed(seed)
   for (r in seq_len(reps)) {
-    for (pm in c(0, 100)) {
+    for (pm in doses) {
       bp <- sprintf("rcutree.planted_exp_permille=%d", pm)
       level <- if (stats::runif(1) < 0.6) 8000 else 14000
+      k <- 0:100
+      gp <- function() level * exp(stats::rnorm(101, 0, 0.05)) * ifelse(k < 10, 3, 1)
+      x <- gp() + planted_extra_at(k, pm) * gp()
       add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
-              matrix = "gatecal-v1", cmdline = "rcuscale.holdoff=0",
-              samples_ns = round(level * (1 + pm / 1000) * exp(stats::rnorm(40, 0, 0.05))))
+              matrix = matrix, cmdline = "rcuscale.holdoff=0", samples_ns = round(x), seq_from = 0L)
     }
   }
   db
 }
 
-test_that("a dilation's intended change is the dilation itself, however bimodal the control", {
+test_that("the kernel's running sum is what marks the slowed calls", {
+  expect_equal(which(planted_extra_at(0:99, 100) > 0) - 1, seq(9, 99, 10))
+  expect_equal(sum(planted_extra_at(0:999, 250)), 250)
+  expect_equal(planted_extra_at(0:3, 1500), c(1, 2, 1, 2))
+  expect_equal(planted_extra_at(0:9, 0), rep(0, 10))
+})
+
+test_that("an extra-GP dose's intended change is its share of calls, however bimodal the control", {
   db <- exp_db()
   rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
   dr <- dose_response(rt)
-  expect_equal(dr$dilation, c(0, 0.1))
+  expect_equal(dr$extra, c(0, 0.1))
   expect_equal(dr$intended, c(0, 0.1))
   # an additive dose of the same mean size would not be 10% to the HL estimator
   ctl <- rt$avg_us[grepl("permille=0", rt$boot_params)]
   expect_gt(abs(intended_change(ctl, 0.1 * mean(ctl)) - 0.1), 0.005)
   expect_true(dr$lo[2] < 0.1 && 0.1 < dr$hi[2])
-  # pooled GP quantiles: the dilation moves them by its own size
-  drs <- dose_response(rt, samples = read_samples(db))
-  q <- drs$q_ratio[[2]]
-  expect_equal(unname(q["p10"]), 1.1, tolerance = 0.03)
-  expect_true(q[["p50_lo"]] < 1.1 && 1.1 < q[["p50_hi"]])
-  expect_false(is.null(drs$q_ratio[[1]]))   # the A/A halves too
-  expect_null(dose_response(rt)$q_ratio[[2]])
   md <- calibration_markdown(dr, NULL, variance_decomposition(rt, read_samples(db)),
                              data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
                                         n10_95 = 8, n25_80 = 3, n25_95 = 4), 0.05, 0.05, rt)
-  expect_true(any(grepl("x1.100 (100 permille)", md, fixed = TRUE)))
+  expect_true(any(grepl("+0.1 GP per call (100 permille)", md, fixed = TRUE)))
 })
 
-test_that("the within-boot dilation is measured from even against odd samples, last one left out", {
+test_that("within boots, a dose reads its share of calls and the placebo 0, warm-up left out", {
+  db <- exp_db(reps = 12, doses = c(0, 100, 250))
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  wb <- within_boot_response(rt, read_samples(db))
+  expect_equal(wb$extra, c(0.1, 0.25))
+  expect_equal(wb$boots, c(12, 12))
+  expect_equal(wb$calls, c(90, 90))         # seq 10-99: warm-up and rcuscale's last left out
+  expect_equal(wb$slowed, c(9, 23))         # seq 19, 29, ..., 99 and 11, 15, ..., 99
+  expect_lt(max(abs(wb$measured - c(0.1, 0.25))), 0.01)
+  expect_true(all(wb$lo < wb$measured & wb$measured < wb$hi))
+  expect_lt(max(abs(wb$placebo)), 0.01)
+  expect_equal(wb$placebo_boots, c(12, 12))
+  expect_equal(wb$cost, c(2, 2), tolerance = 0.03)
+  wt <- within_table(wb)
+  expect_match(wt$`one extra GP costs (medians)`, "^(0[.]9[5-9]|1[.]0[0-5]) GPs$")
+})
+
+test_that("within boots, a dose whose extra GPs cost more than a GP reads more", {
   db <- new_db()
-  set.seed(9)
+  set.seed(4)
+  for (r in 1:10) {
+    for (pm in c(0, 100)) {
+      bp <- sprintf("rcutree.planted_exp_permille=%d", pm)
+      k <- 0:100
+      x <- 8000 * exp(stats::rnorm(101, 0, 0.02)) + planted_extra_at(k, pm) * 12000
+      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
+              matrix = "gatecal-v1", cmdline = "rcuscale.holdoff=0", samples_ns = round(x),
+              seq_from = 0L)
+    }
+  }
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  wb <- within_boot_response(rt, read_samples(db))
+  # 9 of 90 calls each 1.5 GPs longer: the mean grows by 15%, not 10%
+  expect_equal(wb$measured, 0.15, tolerance = 0.01)
+  expect_equal(wb$cost, 2.5, tolerance = 0.02)
+})
+
+test_that("runs of 0008's dilating revision are left out of both readings", {
+  db <- new_db()
   for (r in 1:6) {
     for (pm in c(0, 250)) {
       bp <- sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
-      level <- if (r %% 2) 8000 else 14000
-      x <- level * exp(stats::rnorm(101, 0, 0.05))
-      even <- seq(1, 101, by = 2)              # seq 0, 2, 4, ... (0-based) are dilated
-      x[even] <- x[even] * (1 + pm / 1000)
-      x[101] <- 1e9                            # rcuscale's overwritten last sample
-      x[1] <- 50 * x[1]                        # and its warm-up GP
       add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
               matrix = "gatecal-within", cmdline = "rcuscale.holdoff=0",
-              samples_ns = round(x), seq_from = 0L)
+              samples_ns = rep(8000, 101), seq_from = 0L)
     }
   }
   rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
   expect_true(all(calibration_runs(rt)$alternate))
   expect_length(between_boot_cells(rt), 0)
-  wb <- within_boot_response(rt, read_samples(db))
-  expect_equal(wb$dilation, c(0, 0.25))
-  expect_equal(wb$boots, c(6, 6))
-  expect_equal(wb$pairs, c(96, 96))   # k = 4, 6, ..., 98, each against both neighbours
-  expect_lt(abs(wb$measured[2] - 0.25), 0.01)
-  expect_lt(abs(wb$measured[1]), 0.01)
-  expect_true(all(wb$lo < wb$measured & wb$measured < wb$hi))
-  expect_lt(abs(wb$mean_measured[2] - 0.25), 0.02)   # neither outlier is in it
-})
-
-test_that("the within-boot contrast cancels a drift that biases dilated-against-next pairs", {
-  db <- new_db()
-  for (r in 1:4) {
-    for (pm in c(0, 100)) {
-      bp <- sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
-      k <- 0:100
-      x <- 10000 * exp(-0.01 * k)              # each GP 1% shorter than the one before
-      x[k %% 2 == 0] <- x[k %% 2 == 0] * (1 + pm / 1000)
-      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
-              matrix = "gatecal-within", cmdline = "rcuscale.holdoff=0",
-              samples_ns = round(x), seq_from = 0L)
-    }
-  }
-  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
-  wb <- within_boot_response(rt, read_samples(db))
-  # dilated against the next GP alone would read +1.0% and +11.1%, against
-  # the previous one alone -1.0% and +8.9%
-  expect_equal(wb$measured, c(0, 0.1), tolerance = 1e-3)
+  expect_null(within_boot_response(rt, read_samples(db)))
 })
 
 test_that("each dose is compared with the control of its own matrix", {
@@ -215,44 +222,6 @@ test_that("each dose is compared with the control of its own matrix", {
   expect_equal(d5$intended, 600 / 14400, tolerance = 0.002)
   expect_lt(abs(d5$measured - d5$intended), 0.005)
   expect_equal(sum(dr$added_us == 0), 2)
-})
-
-# Independent, right-skewed GPs (one in four three times as long), nothing
-# planted: the dilated GP against the mean log of its two neighbours reads
-# about -2.4% here (simulated); each neighbour on its own, pooled, reads 0.
-skewed_within_db <- function(boots = 40) {
-  db <- new_db()
-  set.seed(21)
-  for (r in seq_len(boots)) {
-    for (pm in c(0, 100)) {
-      bp <- sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
-      k <- 0:100
-      x <- 7000 * exp(stats::rnorm(101, 0, 0.03)) * ifelse(stats::runif(101) < 0.25, 3, 1)
-      x[k %% 2 == 0] <- x[k %% 2 == 0] * (1 + pm / 1000)
-      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
-              matrix = "gatecal-within", cmdline = "rcuscale.holdoff=0",
-              samples_ns = round(x), seq_from = 0L)
-    }
-  }
-  db
-}
-
-test_that("the within-boot contrast reads nothing planted as 0 however skewed the GPs", {
-  db <- skewed_within_db()
-  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
-  s <- read_samples(db)
-  wb <- within_boot_response(rt, s)
-  expect_lt(abs(wb$measured[1]), 0.008)
-  expect_lt(abs(wb$measured[2] - 0.1), 0.01)
-  # the contrast against the mean log of both neighbours is biased on the same boots
-  cr <- calibration_runs(rt)
-  aa <- cr$id[cr$dilation == 0]
-  sym <- vapply(split(s[s$run_id %in% aa, ], s$run_id[s$run_id %in% aa]), function(x) {
-    l <- stats::setNames(log(x$duration_ns), x$seq)
-    k <- seq(4, 98, by = 2)
-    stats::median(l[as.character(k)] - (l[as.character(k - 1)] + l[as.character(k + 1)]) / 2)
-  }, numeric(1))
-  expect_lt(mean(sym), -0.01)
 })
 
 test_that("a matrix whose doses have no control of their own is left out, and says so", {
