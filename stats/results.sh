@@ -94,8 +94,9 @@ itself with the plant at zero: normal GPs get whole ticks
 N/1000 extra expedited GPs per measured one, inside the interval rcuscale
 measures (\`rcutree.planted_exp_permille\`: one more GP of the kind
 measured on N of every 1000 calls, picked by a running sum, so that the
-per-run mean grows by N/1000 whatever the boot's speed, and which calls
-hold one is known); the normal plant spins on rcuscale's own clock.
+mean of the GPs after rcuscale's first few grows by N/1000 whatever the
+boot's speed, and which calls hold one is known); the normal plant spins
+on rcuscale's own clock.
 \`gatecal-v1\`/\`-v2\` (80 repetitions: a control of 80 runs and 80 of each
 dose, so that n = 20 draws from 4n) plant 10% and 25%; \`gatecal-doses-v1\`/\`-v2\`
 (16 repetitions, each with a control of its own, interleaved) plant 5% and
