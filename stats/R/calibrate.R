@@ -186,8 +186,8 @@ stat_matrix <- function(g, stats = GATE_DEFAULT_STATS) {
   m
 }
 
-# The doses of one base cell `g` (rows of calibration_runs(), no
-# within-boot runs), in order of their intended change: a data frame of
+# The doses of one base cell `g` (rows of calibration_runs(), no runs of
+# 0008's dilating revision), in order of their intended change: a data frame of
 # dose key, added_us, extra and intended change.
 cell_doses <- function(g, ctl_means) {
   d <- g[!duplicated(g$dose), c("dose", "added_us", "extra"), drop = FALSE]
@@ -426,7 +426,6 @@ fmt_dose <- function(added_us, extra) {
 # The within-boot table (expedited doses), NULL without one.
 within_table <- function(wb) {
   if (is.null(wb) || !nrow(wb)) return(NULL)
-  ci <- function(x, lo, hi) ifelse(is.na(x), "-", sprintf("%s [%s, %s]", fmt_pct(x, 1), fmt_pct(lo, 1), fmt_pct(hi, 1)))
   data.frame(
     cell = wb$cell,
     matrix = wb$matrix,
@@ -434,9 +433,9 @@ within_table <- function(wb) {
     intended = fmt_pct(wb$intended, 1),
     boots = wb$boots,
     `slowed / measured calls` = sprintf("%g / %d", wb$slowed, wb$calls),
-    `change of the run's mean [95% CI]` = ci(wb$measured, wb$lo, wb$hi),
+    `change of the run's mean [95% CI]` = fmt_pct_ci(wb$measured, wb$lo, wb$hi),
     `off by` = sprintf("%+.1f pp", 100 * (wb$measured - wb$intended)),
-    `placebo on the control [95% CI]` = ci(wb$placebo, wb$placebo_lo, wb$placebo_hi),
+    `placebo on the control [95% CI]` = fmt_pct_ci(wb$placebo, wb$placebo_lo, wb$placebo_hi),
     `one extra GP costs (medians)` = sprintf("%.2f GPs", wb$cost - 1),
     check.names = FALSE)
 }
@@ -452,8 +451,7 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
     `control mean` = fmt_time_us(dr$control_mean_us),
     intended = fmt_pct(dr$intended, 1),
     `runs` = dr$runs,
-    `change of the mean [95% CI]` = sprintf("%s [%s, %s]", fmt_pct(dr$measured, 1),
-                                            fmt_pct(dr$lo, 1), fmt_pct(dr$hi, 1)),
+    `change of the mean [95% CI]` = fmt_pct_ci(dr$measured, dr$lo, dr$hi),
     `off by` = sprintf("%+.1f pp", 100 * (dr$measured - dr$intended)),
     check.names = FALSE)
   wtab <- within_table(wb)

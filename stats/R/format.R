@@ -25,6 +25,12 @@ fmt_pct <- function(x, digits = 2) {
   ifelse(is.na(x), "-", sprintf(paste0("%+.", digits, "f%%"), 100 * x))
 }
 
+# A relative change with its interval, "+x% [+lo%, +hi%]"; "-" where NA.
+fmt_pct_ci <- function(x, lo, hi, digits = 1) {
+  ifelse(is.na(x), "-", sprintf("%s [%s, %s]", fmt_pct(x, digits), fmt_pct(lo, digits),
+                                fmt_pct(hi, digits)))
+}
+
 fmt_p <- function(p) ifelse(is.na(p), "-", sprintf("%.3f", p))
 
 # benchstat's "± x%": the larger distance from the median to a CI bound,
