@@ -303,16 +303,33 @@ planted_extra_at <- function(seq, permille) {
 }
 
 # One run's within-boot sums for an expedited dose: its measured GPs'
-# total and count, those of the calls that held no extra GP, and the
-# median of the slowed calls over the median of the others (what one extra
-# GP costs, in GPs, plus 1).  `x`: the run's measured GPs (seq,
-# duration_ns).  NULL without both kinds of call.
+# total and count, those of the calls that held no extra GP, those of the
+# calls right after a slowed one (where work that the extra GP left behind
+# would land) and of the calls after neither, and the median of the slowed
+# calls over the median of the others (what one extra GP costs, in GPs,
+# plus 1).  `x`: the run's measured GPs (seq, duration_ns).  NULL without
+# both kinds of call.
 within_boot_run <- function(x, permille) {
   e <- planted_extra_at(x$seq, permille) > 0
   if (!any(e) || all(e)) return(NULL)
   d <- x$duration_ns
+  nxt <- !e & (planted_extra_at(x$seq - 1, permille) > 0)
+  far <- !e & !nxt
   data.frame(calls = length(d), slowed = sum(e), sum_all = sum(d), sum_plain = sum(d[!e]),
-             n_plain = sum(!e), cost = stats::median(d[e]) / stats::median(d[!e]))
+             n_plain = sum(!e), sum_next = sum(d[nxt]), n_next = sum(nxt),
+             sum_far = sum(d[far]), n_far = sum(far),
+             cost = stats::median(d[e]) / stats::median(d[!e]))
+}
+
+# How much longer the calls right after a slowed one took than the calls
+# after neither (us), pooled over a set of boots, with a percentile
+# bootstrap interval over boots: 0 if the extra GPs leave nothing behind
+# for the next measured GP.
+within_boot_spill <- function(r, boot = 1000, level = 0.95, seed = 1) {
+  if (is.null(r) || !nrow(r) || sum(r$n_next) == 0 || sum(r$n_far) == 0) return(c(NA, NA, NA))
+  est <- function(k) (sum(r$sum_next[k]) / sum(r$n_next[k]) - sum(r$sum_far[k]) / sum(r$n_far[k])) / 1000
+  b <- with_seed(seed, vapply(seq_len(boot), function(i) est(sample.int(nrow(r), replace = TRUE)), numeric(1)))
+  c(est(seq_len(nrow(r))), stats::quantile(b, c((1 - level) / 2, 1 - (1 - level) / 2), names = FALSE))
 }
 
 # The change of the mean that a set of boots reads: the mean of all their
@@ -359,13 +376,15 @@ within_boot_response <- function(rt, samples, level = 0.95) {
       plc <- read_at(g$id[g$dose == "0"], 1000 * d)
       a <- within_boot_ratio(dose, level = level)
       b <- within_boot_ratio(plc, level = level)
+      sp <- within_boot_spill(dose, level = level)
       out[[length(out) + 1]] <- data.frame(
         cell = g$base[1], matrix = g$matrix[1], extra = d, intended = d,
         boots = nrow(dose), calls = round(mean(dose$calls)), slowed = round(mean(dose$slowed), 1),
         measured = a[1], lo = a[2], hi = a[3],
         placebo_boots = if (is.null(plc)) 0L else nrow(plc),
         placebo = b[1], placebo_lo = b[2], placebo_hi = b[3],
-        cost = stats::median(dose$cost))
+        cost = stats::median(dose$cost),
+        spill_us = sp[1], spill_lo = sp[2], spill_hi = sp[3])
     }
   }
   if (!length(out)) return(NULL)
@@ -437,6 +456,9 @@ within_table <- function(wb) {
     `off by` = sprintf("%+.1f pp", 100 * (wb$measured - wb$intended)),
     `placebo on the control [95% CI]` = fmt_pct_ci(wb$placebo, wb$placebo_lo, wb$placebo_hi),
     `one extra GP costs (medians)` = sprintf("%.2f GPs", wb$cost - 1),
+    `the next call took longer by, µs [95% CI]` =
+      ifelse(is.na(wb$spill_us), "-",
+             sprintf("%+.2f [%+.2f, %+.2f]", wb$spill_us, wb$spill_lo, wb$spill_hi)),
     check.names = FALSE)
 }
 
@@ -483,7 +505,9 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
                    "The placebo reads the control's boots the same way, with the dose's calls",
                    "marked though nothing was planted there. Beside it, the median of the",
                    "slowed calls over the median of the others, minus 1: what one extra GP",
-                   "costs, in measured GPs (1 if it is like them)."),
+                   "costs, in measured GPs (1 if it is like them). Last, the mean of the calls",
+                   "right after a slowed one minus the mean of the calls after neither: what the",
+                   "extra GP leaves behind for the next measured one (0 if nothing)."),
              "", md_table(wtab))
   }
   if (!is.null(cal)) {

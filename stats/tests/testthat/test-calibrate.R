@@ -158,6 +158,31 @@ test_that("within boots, a dose reads its share of calls and the placebo 0, warm
   expect_equal(wb$cost, c(2, 2), tolerance = 0.03)
   wt <- within_table(wb)
   expect_match(wt$`one extra GP costs (medians)`, "^(0[.]9[5-9]|1[.]0[0-5]) GPs$")
+  # nothing left behind for the next call: within a tenth of a GP of 0
+  expect_lt(max(abs(wb$spill_us)), 0.1 * 8)
+  expect_true(all(wb$spill_lo < wb$spill_us & wb$spill_us < wb$spill_hi))
+})
+
+test_that("within boots, work an extra GP leaves for the next call is seen there", {
+  db <- new_db()
+  set.seed(6)
+  for (r in 1:12) {
+    for (pm in c(0, 100)) {
+      bp <- sprintf("rcutree.planted_exp_permille=%d", pm)
+      k <- 0:100
+      e <- planted_extra_at(k, pm)
+      # each extra GP costs a GP, and 3 us more lands in the next call
+      x <- 8000 * exp(stats::rnorm(101, 0, 0.02)) * (1 + e) + 3000 * planted_extra_at(k - 1, pm)
+      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
+              matrix = "gatecal-v1", cmdline = "rcuscale.holdoff=0", samples_ns = round(x),
+              seq_from = 0L)
+    }
+  }
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  wb <- within_boot_response(rt, read_samples(db))
+  expect_equal(wb$spill_us, 3, tolerance = 0.05)
+  expect_gt(wb$spill_lo, 2)
+  expect_match(within_table(wb)$`the next call took longer by, µs [95% CI]`, "^[+](2[.]9[5-9]|3[.]0[0-5]) ")
 })
 
 test_that("within boots, a dose whose extra GPs cost more than a GP reads more", {
