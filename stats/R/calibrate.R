@@ -321,27 +321,45 @@ within_boot_run <- function(x, permille) {
              cost = stats::median(d[e]) / stats::median(d[!e]))
 }
 
-# How much longer the calls right after a slowed one took than the calls
-# after neither (us), pooled over a set of boots, with a percentile
-# bootstrap interval over boots: 0 if the extra GPs leave nothing behind
-# for the next measured GP.
-within_boot_spill <- function(r, boot = 1000, level = 0.95, seed = 1) {
-  if (is.null(r) || !nrow(r) || sum(r$n_next) == 0 || sum(r$n_far) == 0) return(c(NA, NA, NA))
-  est <- function(k) (sum(r$sum_next[k]) / sum(r$n_next[k]) - sum(r$sum_far[k]) / sum(r$n_far[k])) / 1000
+# A statistic pooled over a set of boots (`r`: within_boot_run() rows) and
+# its percentile bootstrap interval over boots: c(estimate, lo, hi).
+# `est(k)` computes it from the rows `k`; NAs without rows.
+within_boot_pooled <- function(r, est, boot = 1000, level = 0.95, seed = 1) {
+  if (is.null(r) || !nrow(r)) return(c(NA, NA, NA))
   b <- with_seed(seed, vapply(seq_len(boot), function(i) est(sample.int(nrow(r), replace = TRUE)), numeric(1)))
-  c(est(seq_len(nrow(r))), stats::quantile(b, c((1 - level) / 2, 1 - (1 - level) / 2), names = FALSE))
+  c(est(seq_len(nrow(r))), stats::quantile(b, c((1 - level) / 2, 1 - (1 - level) / 2), names = FALSE,
+                                           na.rm = TRUE))
 }
 
 # The change of the mean that a set of boots reads: the mean of all their
 # measured GPs over the mean of those without an extra GP, pooled over the
 # boots (a ratio of sums: the mean of per-boot log ratios would be biased
 # low, as a few slow GPs in a boot's few slowed calls lift its ratio rarely
-# and far), with a percentile bootstrap interval over boots.
-within_boot_ratio <- function(r, boot = 1000, level = 0.95, seed = 1) {
-  if (is.null(r) || !nrow(r)) return(c(NA, NA, NA))
-  est <- function(k) (sum(r$sum_all[k]) / sum(r$calls[k])) / (sum(r$sum_plain[k]) / sum(r$n_plain[k])) - 1
-  b <- with_seed(seed, vapply(seq_len(boot), function(i) est(sample.int(nrow(r), replace = TRUE)), numeric(1)))
-  c(est(seq_len(nrow(r))), stats::quantile(b, c((1 - level) / 2, 1 - (1 - level) / 2), names = FALSE))
+# and far).
+within_boot_ratio <- function(r, ...) {
+  within_boot_pooled(r, function(k) {
+    (sum(r$sum_all[k]) / sum(r$calls[k])) / (sum(r$sum_plain[k]) / sum(r$n_plain[k])) - 1
+  }, ...)
+}
+
+# What one extra GP adds to a slowed call at the mean (us): the mean of
+# the slowed calls minus the mean of the others, pooled over the boots.
+within_boot_cost <- function(r, ...) {
+  within_boot_pooled(r, function(k) {
+    ((sum(r$sum_all[k]) - sum(r$sum_plain[k])) / sum(r$slowed[k]) -
+       sum(r$sum_plain[k]) / sum(r$n_plain[k])) / 1000
+  }, ...)
+}
+
+# How much longer the calls right after a slowed one took than the calls
+# after neither (us), pooled over the boots: 0 if the extra GPs leave
+# nothing behind for the next measured GP.  NAs where every call is one or
+# the other.
+within_boot_spill <- function(r, ...) {
+  if (is.null(r) || !nrow(r) || sum(r$n_next) == 0 || sum(r$n_far) == 0) return(c(NA, NA, NA))
+  within_boot_pooled(r, function(k) {
+    (sum(r$sum_next[k]) / sum(r$n_next[k]) - sum(r$sum_far[k]) / sum(r$n_far[k])) / 1000
+  }, ...)
 }
 
 # The first sample the within-boot reading uses: a boot's first ten or so
@@ -355,7 +373,13 @@ WITHIN_FROM_SEQ <- 10
 # cancels: per one-writer expedited dose, within_boot_run() on each run's
 # measured GPs from WITHIN_FROM_SEQ on, pooled by within_boot_ratio().  The
 # placebo is the same reading of the control's runs, with the dose's calls
-# marked though nothing was planted there: it should read 0.
+# marked though nothing was planted there: it should read 0.  Delivered:
+# what the dose did to the gate's statistic, the per-run mean of all
+# samples, warm-up included: intended_change() of the matrix's control
+# with the measured cost of an extra GP on N/1000 of the calls (a slowed
+# call before WITHIN_FROM_SEQ taken to cost what the later ones do; for
+# rcuscale's 101 samples and N a multiple of 10, N/1000 of them are
+# slowed on average).
 within_boot_response <- function(rt, samples, level = 0.95) {
   cr <- calibration_runs(rt)
   cr <- cr[!cr$alternate & cr$usable & cr$gp_mode == "expedited" &
@@ -377,6 +401,9 @@ within_boot_response <- function(rt, samples, level = 0.95) {
       a <- within_boot_ratio(dose, level = level)
       b <- within_boot_ratio(plc, level = level)
       sp <- within_boot_spill(dose, level = level)
+      cost <- within_boot_cost(dose, level = level)
+      ctl <- g[g$dose == "0" & g$usable, , drop = FALSE]
+      delivered <- intended_change(ctl$avg_us, d * cost)
       out[[length(out) + 1]] <- data.frame(
         cell = g$base[1], matrix = g$matrix[1], extra = d, intended = d,
         boots = nrow(dose), calls = round(mean(dose$calls)), slowed = round(mean(dose$slowed), 1),
@@ -384,7 +411,9 @@ within_boot_response <- function(rt, samples, level = 0.95) {
         placebo_boots = if (is.null(plc)) 0L else nrow(plc),
         placebo = b[1], placebo_lo = b[2], placebo_hi = b[3],
         cost = stats::median(dose$cost),
-        spill_us = sp[1], spill_lo = sp[2], spill_hi = sp[3])
+        spill_us = sp[1], spill_lo = sp[2], spill_hi = sp[3],
+        cost_us = cost[1], cost_lo = cost[2], cost_hi = cost[3],
+        delivered = delivered[1], delivered_lo = delivered[2], delivered_hi = delivered[3])
     }
   }
   if (!length(out)) return(NULL)
@@ -456,6 +485,9 @@ within_table <- function(wb) {
     `off by` = sprintf("%+.1f pp", 100 * (wb$measured - wb$intended)),
     `placebo on the control [95% CI]` = fmt_pct_ci(wb$placebo, wb$placebo_lo, wb$placebo_hi),
     `one extra GP costs (medians)` = sprintf("%.2f GPs", wb$cost - 1),
+    `one extra GP adds, µs: mean [95% CI]` =
+      sprintf("%.2f [%.2f, %.2f]", wb$cost_us, wb$cost_lo, wb$cost_hi),
+    `delivered to the run's mean [95% CI]` = fmt_pct_ci(wb$delivered, wb$delivered_lo, wb$delivered_hi),
     `the next call took longer by, µs [95% CI]` =
       ifelse(is.na(wb$spill_us), "-",
              sprintf("%+.2f [%+.2f, %+.2f]", wb$spill_us, wb$spill_lo, wb$spill_hi)),
@@ -507,7 +539,12 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
                    "slowed calls over the median of the others, minus 1: what one extra GP",
                    "costs, in measured GPs (1 if it is like them). Last, the mean of the calls",
                    "right after a slowed one minus the mean of the calls after neither: what the",
-                   "extra GP leaves behind for the next measured one (0 if nothing)."),
+                   "extra GP leaves behind for the next measured one (0 if nothing). Delivered:",
+                   "what the dose did to the gate's statistic, the per-run mean of all 101",
+                   "samples, rcuscale's slow first GPs included: the intended-change formula of",
+                   "the between-boot table on the matrix's control, with the extra GP's measured",
+                   "mean cost (slowed calls' mean minus the others') added to the dose's share of",
+                   "calls. The detection rates below are for slowdowns of this size."),
              "", md_table(wtab))
   }
   if (!is.null(cal)) {

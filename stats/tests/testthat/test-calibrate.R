@@ -158,6 +158,14 @@ test_that("within boots, a dose reads its share of calls and the placebo 0, warm
   expect_equal(wb$cost, c(2, 2), tolerance = 0.03)
   wt <- within_table(wb)
   expect_match(wt$`one extra GP costs (medians)`, "^(0[.]9[5-9]|1[.]0[0-5]) GPs$")
+  # an extra GP adds a GP of its boot (8 or 14 us, 60:40); delivered to the
+  # run's mean, warm-up included, it is far less than the share of calls
+  expect_equal(wb$cost_us, c(10.4, 10.4), tolerance = 0.1)
+  expect_true(all(wb$cost_lo < wb$cost_us & wb$cost_us < wb$cost_hi))
+  ctl <- rt$avg_us[grepl("permille=0", rt$boot_params)]
+  expect_equal(wb$delivered, intended_change(ctl, c(0.1, 0.25) * wb$cost_us))
+  expect_lt(max(wb$delivered - c(0.1, 0.25)), -0.02)
+  expect_true(all(wb$delivered_lo < wb$delivered & wb$delivered < wb$delivered_hi))
   # nothing left behind for the next call: within a tenth of a GP of 0
   expect_lt(max(abs(wb$spill_us)), 0.1 * 8)
   expect_true(all(wb$spill_lo < wb$spill_us & wb$spill_us < wb$spill_hi))
