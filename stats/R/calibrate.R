@@ -394,15 +394,15 @@ within_boot_response <- function(rt, samples, level = 0.95) {
   }
   out <- list()
   for (g in split(cr, paste(cr$base, cr$matrix))) {
+    ctl <- g[g$dose == "0", , drop = FALSE]
     for (d in sort(unique(g$extra[g$extra > 0]))) {
       dose <- read_at(g$id[g$extra == d], 1000 * d)
       if (is.null(dose)) next
-      plc <- read_at(g$id[g$dose == "0"], 1000 * d)
+      plc <- read_at(ctl$id, 1000 * d)
       a <- within_boot_ratio(dose, level = level)
       b <- within_boot_ratio(plc, level = level)
       sp <- within_boot_spill(dose, level = level)
       cost <- within_boot_cost(dose, level = level)
-      ctl <- g[g$dose == "0" & g$usable, , drop = FALSE]
       delivered <- intended_change(ctl$avg_us, d * cost)
       out[[length(out) + 1]] <- data.frame(
         cell = g$base[1], matrix = g$matrix[1], extra = d, intended = d,
@@ -486,11 +486,10 @@ within_table <- function(wb) {
     `placebo on the control [95% CI]` = fmt_pct_ci(wb$placebo, wb$placebo_lo, wb$placebo_hi),
     `one extra GP costs (medians)` = sprintf("%.2f GPs", wb$cost - 1),
     `one extra GP adds, µs: mean [95% CI]` =
-      sprintf("%.2f [%.2f, %.2f]", wb$cost_us, wb$cost_lo, wb$cost_hi),
+      fmt_num_ci(wb$cost_us, wb$cost_lo, wb$cost_hi, function(v) sprintf("%.2f", v)),
     `delivered to the run's mean [95% CI]` = fmt_pct_ci(wb$delivered, wb$delivered_lo, wb$delivered_hi),
     `the next call took longer by, µs [95% CI]` =
-      ifelse(is.na(wb$spill_us), "-",
-             sprintf("%+.2f [%+.2f, %+.2f]", wb$spill_us, wb$spill_lo, wb$spill_hi)),
+      fmt_num_ci(wb$spill_us, wb$spill_lo, wb$spill_hi, function(v) sprintf("%+.2f", v)),
     check.names = FALSE)
 }
 

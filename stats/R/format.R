@@ -25,11 +25,14 @@ fmt_pct <- function(x, digits = 2) {
   ifelse(is.na(x), "-", sprintf(paste0("%+.", digits, "f%%"), 100 * x))
 }
 
-# A relative change with its interval, "+x% [+lo%, +hi%]"; "-" where NA.
-fmt_pct_ci <- function(x, lo, hi, digits = 1) {
-  ifelse(is.na(x), "-", sprintf("%s [%s, %s]", fmt_pct(x, digits), fmt_pct(lo, digits),
-                                fmt_pct(hi, digits)))
+# A value with its interval, "x [lo, hi]", each formatted by `f`; "-" where
+# x is NA.
+fmt_num_ci <- function(x, lo, hi, f) {
+  ifelse(is.na(x), "-", sprintf("%s [%s, %s]", f(x), f(lo), f(hi)))
 }
+
+# A relative change with its interval, "+x% [+lo%, +hi%]"; "-" where NA.
+fmt_pct_ci <- function(x, lo, hi, digits = 1) fmt_num_ci(x, lo, hi, function(v) fmt_pct(v, digits))
 
 fmt_p <- function(p) ifelse(is.na(p), "-", sprintf("%.3f", p))
 

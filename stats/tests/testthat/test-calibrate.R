@@ -104,17 +104,23 @@ test_that("the calibration's fast trial rule agrees with the gate's own rows", {
 # of extra GPs, each extra GP one more GP of the run's own kind, on the
 # calls the kernel's running sum picks (rcuscale's seq 0-100).
 exp_db <- function(reps = 30, seed = 5, doses = c(0, 100), matrix = "gatecal-v1") {
-  db <- new_db()
   set.seed(seed)
+  add_exp_runs(new_db(), reps, doses, function(k, pm) {
+    level <- if (stats::runif(1) < 0.6) 8000 else 14000
+    gp <- function() level * exp(stats::rnorm(101, 0, 0.05)) * ifelse(k < 10, 3, 1)
+    gp() + planted_extra_at(k, pm) * gp()
+  }, matrix)
+}
+
+# Adds `reps` runs of each expedited dose (permille) in `doses` to `db`,
+# in that order, rcuscale's samples seq 0-100 given by x(seq, permille).
+add_exp_runs <- function(db, reps, doses, x, matrix = "gatecal-v1",
+                         bp = function(pm) sprintf("rcutree.planted_exp_permille=%d", pm)) {
   for (r in seq_len(reps)) {
     for (pm in doses) {
-      bp <- sprintf("rcutree.planted_exp_permille=%d", pm)
-      level <- if (stats::runif(1) < 0.6) 8000 else 14000
-      k <- 0:100
-      gp <- function() level * exp(stats::rnorm(101, 0, 0.05)) * ifelse(k < 10, 3, 1)
-      x <- gp() + planted_extra_at(k, pm) * gp()
-      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
-              matrix = matrix, cmdline = "rcuscale.holdoff=0", samples_ns = round(x), seq_from = 0L)
+      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp(pm)), rep = r,
+              boot_params = bp(pm), matrix = matrix, cmdline = "rcuscale.holdoff=0",
+              samples_ns = round(x(0:100, pm)), seq_from = 0L)
     }
   }
   db
@@ -172,20 +178,12 @@ test_that("within boots, a dose reads its share of calls and the placebo 0, warm
 })
 
 test_that("within boots, work an extra GP leaves for the next call is seen there", {
-  db <- new_db()
   set.seed(6)
-  for (r in 1:12) {
-    for (pm in c(0, 100)) {
-      bp <- sprintf("rcutree.planted_exp_permille=%d", pm)
-      k <- 0:100
-      e <- planted_extra_at(k, pm)
-      # each extra GP costs a GP, and 3 us more lands in the next call
-      x <- 8000 * exp(stats::rnorm(101, 0, 0.02)) * (1 + e) + 3000 * planted_extra_at(k - 1, pm)
-      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
-              matrix = "gatecal-v1", cmdline = "rcuscale.holdoff=0", samples_ns = round(x),
-              seq_from = 0L)
-    }
-  }
+  # each extra GP costs a GP, and 3 us more lands in the next call
+  db <- add_exp_runs(new_db(), 12, c(0, 100), function(k, pm) {
+    8000 * exp(stats::rnorm(101, 0, 0.02)) * (1 + planted_extra_at(k, pm)) +
+      3000 * planted_extra_at(k - 1, pm)
+  })
   rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
   wb <- within_boot_response(rt, read_samples(db))
   expect_equal(wb$spill_us, 3, tolerance = 0.05)
@@ -194,18 +192,10 @@ test_that("within boots, work an extra GP leaves for the next call is seen there
 })
 
 test_that("within boots, a dose whose extra GPs cost more than a GP reads more", {
-  db <- new_db()
   set.seed(4)
-  for (r in 1:10) {
-    for (pm in c(0, 100)) {
-      bp <- sprintf("rcutree.planted_exp_permille=%d", pm)
-      k <- 0:100
-      x <- 8000 * exp(stats::rnorm(101, 0, 0.02)) + planted_extra_at(k, pm) * 12000
-      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
-              matrix = "gatecal-v1", cmdline = "rcuscale.holdoff=0", samples_ns = round(x),
-              seq_from = 0L)
-    }
-  }
+  db <- add_exp_runs(new_db(), 10, c(0, 100), function(k, pm) {
+    8000 * exp(stats::rnorm(101, 0, 0.02)) + planted_extra_at(k, pm) * 12000
+  })
   rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
   wb <- within_boot_response(rt, read_samples(db))
   # 9 of 90 calls each 1.5 GPs longer: the mean grows by 15%, not 10%
@@ -214,15 +204,10 @@ test_that("within boots, a dose whose extra GPs cost more than a GP reads more",
 })
 
 test_that("runs of 0008's dilating revision are left out of both readings", {
-  db <- new_db()
-  for (r in 1:6) {
-    for (pm in c(0, 250)) {
-      bp <- sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
-      add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r, boot_params = bp,
-              matrix = "gatecal-within", cmdline = "rcuscale.holdoff=0",
-              samples_ns = rep(8000, 101), seq_from = 0L)
-    }
-  }
+  db <- add_exp_runs(new_db(), 6, c(0, 250), function(k, pm) rep(8000, length(k)),
+                     "gatecal-within", function(pm) {
+                       sprintf("rcutree.planted_exp_alternate=1 rcutree.planted_exp_permille=%d", pm)
+                     })
   rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
   expect_true(all(calibration_runs(rt)$alternate))
   expect_length(between_boot_cells(rt), 0)
