@@ -52,6 +52,7 @@ calibration_main <- function(args) {
 
   dr <- dose_response(rt)
   wb <- within_boot_response(rt, samples)
+  wt <- within_time_response(rt, samples, planted_reports(rt[rt$gp_mode == "expedited", , drop = FALSE]))
   cal <- calibrate_gate(main, n = n, trials = trials, boot = boot, threshold = threshold,
                         alpha = alpha)
   vd <- variance_decomposition(main, samples)
@@ -64,7 +65,7 @@ calibration_main <- function(args) {
                n25_80 = runs_for_power(sds, 0.25, 0.80, threshold, a),
                n25_95 = runs_for_power(sds, 0.25, 0.95, threshold, a))
   }))
-  md <- calibration_markdown(dr, cal, vd, need, threshold, alpha, rt, wb)
+  md <- calibration_markdown(dr, cal, vd, need, threshold, alpha, rt, wb, wt)
   if (!is.null(o$plots) && !is.null(cal)) {
     p <- plot_power_curve(cal, main)
     if (!is.null(p)) save_plot(p, o$plots, "power_curve", 10, 5)

@@ -91,12 +91,12 @@ One binary, \`planted\` (patch 0008), whose plant is the dose, against
 itself with the plant at zero: normal GPs get whole ticks
 (\`rcutree.planted_gp_tick_permille\`: N/1000 ticks of 4 ms per
 \`synchronize_rcu()\`, doses set from a pilot's control mean), expedited GPs
-N/1000 extra expedited GPs per measured one, inside the interval rcuscale
-measures (\`rcutree.planted_exp_permille\`: one more GP of the kind
-measured on N of every 1000 calls, picked by a running sum, so that the
-mean of the GPs after rcuscale's first few grows by N/1000 whatever the
-boot's speed, and which calls hold one is known); the normal plant spins
-on rcuscale's own clock.
+extra expedited GPs inside the interval rcuscale measures, one per call at
+most, until their time is N/1000 of the measured time
+(\`rcutree.planted_exp_time_permille\`: the time on rcuscale's own clock,
+rcuscale's slow first GPs included, so the per-run mean grows by N/1000
+whatever a GP costs that boot; the kernel prints which calls held one);
+both plants run on rcuscale's own clock.
 \`gatecal-v1\`/\`-v2\` (80 repetitions: a control of 80 runs and 80 of each
 dose, so that n = 20 draws from 4n) plant 10% and 25%; \`gatecal-doses-v1\`/\`-v2\`
 (16 repetitions, each with a control of its own, interleaved) plant 5% and

@@ -4,9 +4,15 @@
 # The calibration matrices (perf-configs/gatecal-*.yaml) run one binary,
 # `planted`, with boot parameters as the dose:
 #   rcutree.planted_gp_tick_permille=N  normal GPs: N/1000 ticks per call
-#   rcutree.planted_exp_permille=N      expedited GPs: N/1000 extra expedited
-#                                       GPs per measured one, dithered (call
-#                                       i, from 1, gets floor(iN/1000) -
+#   rcutree.planted_exp_time_permille=N expedited GPs: extra expedited GPs,
+#                                       one per call at most, until their
+#                                       time is N/1000 of the measured time
+#                                       (0008 now; the kernel prints which
+#                                       calls held one: planted_report())
+#   rcutree.planted_exp_permille=N      expedited, 0008's third revision:
+#                                       N/1000 extra expedited GPs per
+#                                       measured one, dithered (call i, from
+#                                       1, gets floor(iN/1000) -
 #                                       floor((i-1)N/1000) of them)
 #   rcutree.planted_exp_delay_ns=N      expedited, 0008's first revision:
 #                                       N ns per call (runs stored with it
@@ -23,7 +29,10 @@
 # every 1000 measured intervals hold one more GP, the same kind of GP on the
 # same path, so the per-run mean grows by N/1000 whatever the control looks
 # like (its quantiles do not: the dose is whole GPs on a few calls), and the
-# intended change is N/1000.  Runs stored under 0008's second revision
+# intended change is N/1000.  A time dose makes the extra GPs take N/1000
+# of all the measured time, rcuscale's first GPs included, so the per-run
+# mean grows by N/1000 whatever a GP costs: its intended change is N/1000
+# too.  Runs stored under 0008's second revision
 # (rcutree.planted_exp_permille was a dilation of rcuscale's interval then)
 # must not be mixed with these.
 #
@@ -57,13 +66,15 @@ planted_param <- function(bp, name) {
 }
 
 # Parse the planted dose out of boot parameters: permille of a tick per
-# normal GP, permille extra GPs per expedited GP, whether only every second
+# normal GP, permille extra GPs per expedited GP, permille of the measured
+# time in extra expedited GPs, whether only every second
 # expedited GP is dilated, and the first revision's ns per expedited GP
 # (NA where absent).
 planted_dose <- function(boot_params) {
   bp <- ifelse(is.na(boot_params), "", boot_params)
   data.frame(permille = planted_param(bp, "gp_tick_permille"),
              exp_permille = planted_param(bp, "exp_permille"),
+             exp_time = planted_param(bp, "exp_time_permille"),
              alternate = !is.na(planted_param(bp, "exp_alternate")) &
                planted_param(bp, "exp_alternate") > 0,
              ns = planted_param(bp, "exp_delay_ns"))
@@ -86,19 +97,29 @@ planted_extra_gps <- function(rt) {
   ifelse(rt$gp_mode == "expedited" & !is.na(d$exp_permille), d$exp_permille / 1000, 0)
 }
 
+# The share of the measured time in extra expedited GPs of each expedited
+# run of a time dose, 0 for the others.
+planted_time_share <- function(rt) {
+  d <- planted_dose(rt$boot_params)
+  ifelse(rt$gp_mode == "expedited" & !is.na(d$exp_time), d$exp_time / 1000, 0)
+}
+
 # The calibration's cells: one row per run with base (the cell without the
-# dose), added_us, extra (GPs per call), alternate (a run of 0008's second
+# dose), added_us, extra (GPs per call), share (of the time, in extra GPs),
+# alternate (a run of 0008's second
 # revision, left out) and dose (a key of the dose: the control is "0").
 calibration_runs <- function(rt) {
   rt <- rt[rt$kind == "rcuscale", , drop = FALSE]
   rt$added_us <- planted_added_us(rt)
   rt$extra <- planted_extra_gps(rt)
+  rt$share <- planted_time_share(rt)
   rt$alternate <- planted_dose(rt$boot_params)$alternate & rt$gp_mode == "expedited"
-  rt$dose <- ifelse(rt$extra > 0, sprintf("+%gGP", rt$extra),
-                    ifelse(rt$added_us > 0, sprintf("+%gus", rt$added_us), "0"))
+  rt$dose <- ifelse(rt$share > 0, sprintf("+%gT", rt$share),
+                    ifelse(rt$extra > 0, sprintf("+%gGP", rt$extra),
+                           ifelse(rt$added_us > 0, sprintf("+%gus", rt$added_us), "0")))
   bp <- ifelse(is.na(rt$boot_params), "", rt$boot_params)
   strip <- trimws(gsub("[[:space:]]+", " ", gsub(
-    "rcutree\\.planted_(gp_tick_permille|exp_delay_ns|exp_permille|exp_alternate)=[0-9]+", "", bp)))
+    "rcutree\\.planted_(gp_tick_permille|exp_delay_ns|exp_permille|exp_time_permille|exp_alternate)=[0-9]+", "", bp)))
   rt$base <- cell_key(transform(rt, boot_params = strip))
   rt
 }
@@ -106,7 +127,8 @@ calibration_runs <- function(rt) {
 # The intended change of each dose of one base cell (`g`, rows of
 # calibration_runs()), given that cell's control per-run means.
 dose_intended <- function(g, ctl_means) {
-  ifelse(g$extra > 0, g$extra, intended_change(ctl_means, g$added_us))
+  ifelse(g$share > 0, g$share,
+         ifelse(g$extra > 0, g$extra, intended_change(ctl_means, g$added_us)))
 }
 
 # The gate's decision on one trial, fast: the same rule as gate_stat_rows()
@@ -190,7 +212,7 @@ stat_matrix <- function(g, stats = GATE_DEFAULT_STATS) {
 # 0008's dilating revision), in order of their intended change: a data frame of
 # dose key, added_us, extra and intended change.
 cell_doses <- function(g, ctl_means) {
-  d <- g[!duplicated(g$dose), c("dose", "added_us", "extra"), drop = FALSE]
+  d <- g[!duplicated(g$dose), c("dose", "added_us", "extra", "share"), drop = FALSE]
   d$intended <- dose_intended(d, ctl_means)
   d <- d[order(d$intended, d$dose), , drop = FALSE]
   rownames(d) <- NULL
@@ -241,7 +263,7 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
         if (is.null(r)) next
         out[[length(out) + 1]] <- cbind(data.frame(cell = g$base[1], comparison = c$label,
                                                    added_us = c$dose$added_us,
-                                                   extra = c$dose$extra,
+                                                   extra = c$dose$extra, share = c$dose$share,
                                                    intended = c$dose$intended), r)
       }
     }
@@ -275,7 +297,7 @@ dose_response <- function(rt, stat = "mean") {
       x <- log_compare(side_values(old_g, stat), side_values(new_g, stat), 0.025)
       out[[length(out) + 1]] <- data.frame(
         cell = g$base[1], matrix = g$matrix[1], added_us = cd$added_us[i],
-        extra = cd$extra[i],
+        extra = cd$extra[i], share = cd$share[i],
         control_mean_us = stats::median(ctl_means), intended = cd$intended[i],
         runs = paste0(x$n_old, "+", x$n_new), measured = x$rel, lo = x$rel_lo, hi = x$rel_hi)
     }
@@ -307,19 +329,24 @@ planted_extra_at <- function(seq, permille) {
 # calls right after a slowed one (where work that the extra GP left behind
 # would land) and of the calls after neither, and the median of the slowed
 # calls over the median of the others (what one extra GP costs, in GPs,
-# plus 1).  `x`: the run's measured GPs (seq, duration_ns).  NULL without
-# both kinds of call.
-within_boot_run <- function(x, permille) {
-  e <- planted_extra_at(x$seq, permille) > 0
+# plus 1).  `x`: the run's measured GPs (seq, duration_ns); `slowed(seq)`:
+# whether rcuscale's sample `seq` held an extra GP.  NULL without both kinds
+# of call.
+within_boot_run <- function(x, slowed) {
+  e <- slowed(x$seq)
   if (!any(e) || all(e)) return(NULL)
   d <- x$duration_ns
-  nxt <- !e & (planted_extra_at(x$seq - 1, permille) > 0)
+  nxt <- !e & slowed(x$seq - 1)
   far <- !e & !nxt
   data.frame(calls = length(d), slowed = sum(e), sum_all = sum(d), sum_plain = sum(d[!e]),
              n_plain = sum(!e), sum_next = sum(d[nxt]), n_next = sum(nxt),
              sum_far = sum(d[far]), n_far = sum(far),
              cost = stats::median(d[e]) / stats::median(d[!e]))
 }
+
+# The samples that hold an extra GP at `permille` per call (the running
+# sum of planted_extra_at()), as within_boot_run() asks.
+slowed_by_count <- function(permille) function(seq) planted_extra_at(seq, permille) > 0
 
 # A statistic pooled over a set of boots (`r`: within_boot_run() rows) and
 # its percentile bootstrap interval over boots: c(estimate, lo, hi).
@@ -390,7 +417,7 @@ within_boot_response <- function(rt, samples, level = 0.95) {
   gps <- split(ms, ms$run_id)
   read_at <- function(ids, permille) {
     do.call(rbind, lapply(intersect(as.character(ids), names(gps)),
-                          function(id) within_boot_run(gps[[id]], permille)))
+                          function(id) within_boot_run(gps[[id]], slowed_by_count(permille))))
   }
   out <- list()
   for (g in split(cr, paste(cr$base, cr$matrix))) {
@@ -419,6 +446,129 @@ within_boot_response <- function(rt, samples, level = 0.95) {
   if (!length(out)) return(NULL)
   out <- do.call(rbind, out)
   out <- out[order(out$cell, out$matrix, out$extra), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+# What the time plant printed (patch 0008: rcu_planted_exp_report()) in a
+# console log's lines, the last such line: a one-row data frame of the
+# dose (permille), calls, measured_ns, extra_ns, extras and `at`, a list of
+# the calls (from 0, rcuscale's seq for one writer) that held an extra GP,
+# from the kernel's "%*pbl" list ("1-5,9,12", empty for none).  NULL
+# without one.
+planted_report <- function(lines) {
+  re <- paste0("^.*rcu: planted_exp_time_permille=([0-9]+): calls ([0-9]+) measured_ns ([0-9]+)",
+               " extra_ns ([0-9]+) extras ([0-9]+) at ?([-0-9,]*)[[:space:]]*$")
+  hit <- grep(re, lines, value = TRUE, useBytes = TRUE)
+  if (!length(hit)) return(NULL)
+  m <- regmatches(hit[length(hit)], regexec(re, hit[length(hit)]))[[1]]
+  num <- as.numeric(m[2:6])
+  data.frame(permille = num[1], calls = num[2], measured_ns = num[3], extra_ns = num[4],
+             extras = num[5], at = I(list(parse_cpu_list(m[7]))))
+}
+
+# The kernel's "%*pbl" list of bits ("0-3,7"), as integers.
+parse_cpu_list <- function(s) {
+  if (is.na(s) || !nzchar(s)) return(integer(0))
+  unlist(lapply(strsplit(s, ",", fixed = TRUE)[[1]], function(r) {
+    b <- as.integer(strsplit(r, "-", fixed = TRUE)[[1]])
+    if (length(b) == 2) seq(b[1], b[2]) else b
+  }))
+}
+
+# Each run's planted_report() from its console log (RUN_DIR/console.log),
+# by run id; runs without a log or a report are missing.
+planted_reports <- function(rt) {
+  out <- list()
+  for (i in seq_len(nrow(rt))) {
+    f <- file.path(rt$run_dir[i], "console.log")
+    if (is.na(rt$run_dir[i]) || !file.exists(f)) next
+    r <- planted_report(readLines(f, warn = FALSE))
+    if (!is.null(r)) out[[as.character(rt$id[i])]] <- r
+  }
+  out
+}
+
+# The gate's estimand for doses that multiply runs' means by 1 + f (one
+# f per dose boot): what its Hodges-Lehmann shift of log per-run means
+# would find between the control and the control slowed by those doses, the
+# median over control pairs (j, k) and doses i of log(m_j / m_k) +
+# log(1 + f_i), as intended_change() is for an added time.  A boot whose
+# extra GP met a host hiccup weighs in it as one boot, as in the gate.
+intended_change_mult <- function(control_means, f) {
+  m <- control_means[is.finite(control_means) & !is.na(control_means)]
+  f <- f[is.finite(f)]
+  if (!length(m) || !length(f)) return(NA_real_)
+  expm1(stats::median(outer(as.vector(log(outer(m, m, "/"))), log1p(f), "+")))
+}
+
+# The time doses measured inside each boot, from the kernel's report and
+# rcuscale's own samples, pooled over the boots with a 95% bootstrap
+# interval over boots:
+#   planted     per boot, the extra GPs' time over the measured time (the
+#               kernel's sums, on rcuscale's clock): its median over boots,
+#               and pooled (a ratio of sums), what the plant did
+#   cost_us     what one extra GP added to a slowed call in rcuscale's
+#               samples (slowed calls' mean minus the others', seq 10 on),
+#               beside plant_cost_us, its time on the plant's clock
+#   spill_us    the calls right after a slowed one minus the calls after
+#               neither (seq 10 on): work the extra GP left behind
+#   delivered   what the dose did to the gate's statistic: each boot's
+#               mean grew by f = (extra + S) / (measured - S), S = spill_us
+#               on each of its calls right after a slowed one (seq 10 on),
+#               and intended_change_mult() of the matrix's control with
+#               those f
+# `reports`: planted_reports() of the runs.
+within_time_response <- function(rt, samples, reports, level = 0.95) {
+  cr <- calibration_runs(rt)
+  cr <- cr[cr$usable & cr$gp_mode == "expedited" & !is.na(cr$nwriters) & cr$nwriters == 1, ,
+           drop = FALSE]
+  cr0 <- cr[cr$dose == "0", , drop = FALSE]
+  cr <- cr[cr$share > 0 & as.character(cr$id) %in% names(reports), , drop = FALSE]
+  if (!nrow(cr)) return(NULL)
+  ms <- measured_gps(samples[samples$run_id %in% cr$id, , drop = FALSE])
+  ms <- ms[ms$seq >= WITHIN_FROM_SEQ, , drop = FALSE]
+  gps <- split(ms, ms$run_id)
+  read_run <- function(id) {
+    rep <- reports[[as.character(id)]]
+    x <- gps[[as.character(id)]]
+    if (is.null(x)) return(NULL)
+    r <- within_boot_run(x, function(seq) seq %in% rep$at[[1]])
+    if (is.null(r)) return(NULL)
+    cbind(r, measured_ns = rep$measured_ns, extra_ns = rep$extra_ns, extras = rep$extras,
+          kcalls = rep$calls)
+  }
+  out <- list()
+  for (g in split(cr, paste(cr$base, cr$matrix, cr$share))) {
+    r <- do.call(rbind, lapply(g$id, read_run))
+    if (is.null(r)) next
+    ctl <- cr0[cr0$base == g$base[1] & cr0$matrix == g$matrix[1], , drop = FALSE]
+    planted <- within_boot_pooled(r, function(k) sum(r$extra_ns[k]) / sum(r$measured_ns[k]),
+                                  level = level)
+    f <- function(k) {
+      sp <- if (sum(r$n_next[k]) > 0 && sum(r$n_far[k]) > 0) {
+        sum(r$sum_next[k]) / sum(r$n_next[k]) - sum(r$sum_far[k]) / sum(r$n_far[k])
+      } else 0
+      (r$extra_ns[k] + sp * r$n_next[k]) / (r$measured_ns[k] - sp * r$n_next[k])
+    }
+    delivered <- within_boot_pooled(r, function(k) intended_change_mult(ctl$avg_us, f(k)),
+                                    boot = 200, level = level)
+    sp <- within_boot_spill(r, level = level)
+    cost <- within_boot_cost(r, level = level)
+    out[[length(out) + 1]] <- data.frame(
+      cell = g$base[1], matrix = g$matrix[1], share = g$share[1], intended = g$share[1],
+      boots = nrow(r), kcalls = round(mean(r$kcalls)), extras = round(mean(r$extras), 1),
+      calls = round(mean(r$calls)), slowed = round(mean(r$slowed), 1),
+      planted_median = stats::median(r$extra_ns / r$measured_ns),
+      planted = planted[1], planted_lo = planted[2], planted_hi = planted[3],
+      plant_cost_us = sum(r$extra_ns) / sum(r$extras) / 1000,
+      cost_us = cost[1], cost_lo = cost[2], cost_hi = cost[3],
+      spill_us = sp[1], spill_lo = sp[2], spill_hi = sp[3],
+      delivered = delivered[1], delivered_lo = delivered[2], delivered_hi = delivered[3])
+  }
+  if (!length(out)) return(NULL)
+  out <- do.call(rbind, out)
+  out <- out[order(out$cell, out$matrix, out$share), , drop = FALSE]
   rownames(out) <- NULL
   out
 }
@@ -465,10 +615,35 @@ fmt_rate <- function(x, lo, hi) {
   ifelse(is.na(x), "-", sprintf("%.1f%% [%.1f, %.1f]", 100 * x, 100 * lo, 100 * hi))
 }
 
-# How a dose reads in the tables: the planted time per GP, or the extra GPs.
-fmt_dose <- function(added_us, extra) {
-  ifelse(extra > 0, sprintf("+%g GP per call (%g permille)", extra, 1000 * extra),
-         ifelse(added_us > 0, fmt_time_us(added_us), "0"))
+# How a dose reads in the tables: the planted time per GP, the extra GPs,
+# or their share of the time.
+fmt_dose <- function(added_us, extra, share = 0) {
+  ifelse(share > 0, sprintf("extra GPs, %g%% of the time (%g permille)", 100 * share, 1000 * share),
+         ifelse(extra > 0, sprintf("+%g GP per call (%g permille)", extra, 1000 * extra),
+                ifelse(added_us > 0, fmt_time_us(added_us), "0")))
+}
+
+# The within-boot table of the time doses, NULL without one.
+within_time_table <- function(wt) {
+  if (is.null(wt) || !nrow(wt)) return(NULL)
+  data.frame(
+    cell = wt$cell,
+    matrix = wt$matrix,
+    planted = fmt_dose(0, 0, wt$share),
+    intended = fmt_pct(wt$intended, 1),
+    boots = wt$boots,
+    `calls with an extra GP (seq 10 on)` = sprintf("%g of %d (%g of %d)", wt$extras, wt$kcalls,
+                                                   wt$slowed, wt$calls),
+    `extra time, plant's clock: median boot; pooled [95% CI]` =
+      paste0(fmt_pct(wt$planted_median, 1), "; ", fmt_pct_ci(wt$planted, wt$planted_lo, wt$planted_hi)),
+    `one extra GP, µs: plant's clock` = sprintf("%.2f", wt$plant_cost_us),
+    `one extra GP adds in rcuscale's samples, µs [95% CI]` =
+      fmt_num_ci(wt$cost_us, wt$cost_lo, wt$cost_hi, function(v) sprintf("%.2f", v)),
+    `the next call took longer by, µs [95% CI]` =
+      fmt_num_ci(wt$spill_us, wt$spill_lo, wt$spill_hi, function(v) sprintf("%+.2f", v)),
+    `delivered to the run's mean [95% CI]` = fmt_pct_ci(wt$delivered, wt$delivered_lo, wt$delivered_hi),
+    `off by` = sprintf("%+.1f pp", 100 * (wt$delivered - wt$intended)),
+    check.names = FALSE)
 }
 
 # The within-boot table (expedited doses), NULL without one.
@@ -494,13 +669,14 @@ within_table <- function(wb) {
 }
 
 # The calibration's Markdown: dose-response, rates, variance, runs needed.
-calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = NULL) {
+calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = NULL,
+                                 wt = NULL) {
   a <- alpha / length(GATE_DEFAULT_STATS)
   dtab <- data.frame(
     cell = dr$cell,
     matrix = dr$matrix,
-    `planted per GP` = ifelse(dr$added_us == 0 & dr$extra == 0, "0 (A/A halves)",
-                              fmt_dose(dr$added_us, dr$extra)),
+    `planted per GP` = ifelse(dr$added_us == 0 & dr$extra == 0 & dr$share == 0, "0 (A/A halves)",
+                              fmt_dose(dr$added_us, dr$extra, dr$share)),
     `control mean` = fmt_time_us(dr$control_mean_us),
     intended = fmt_pct(dr$intended, 1),
     `runs` = dr$runs,
@@ -515,10 +691,11 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
           "Normal GPs: whole ticks added to a known share of calls; intended: what the gate's",
           "estimator would find if the dose added exactly that to every control run (median",
           "over control pairs of log((m_i + added) / m_j); for a tight control, added / mean).",
-          "Expedited GPs: one extra expedited GP, waited for inside rcuscale's measured",
-          "interval, on a known share of calls; intended: that share, by which the per-run",
-          "mean grows if an extra GP costs what a measured one does and rcuscale's first GPs,",
-          "which no dose scales, weigh little in it."),
+          "Expedited GPs: extra expedited GPs, waited for inside rcuscale's measured",
+          "interval, one per call at most, until their time (on rcuscale's clock) is a known",
+          "share of the measured time, rcuscale's first GPs included; intended: that share,",
+          "by which the per-run mean grows. (Runs of the earlier count dose, one extra GP on",
+          "a known share of calls, read as that share.)"),
     "",
     paste("**Between boots**: the gate's estimate (Hodges-Lehmann, log scale) of the per-run",
           "mean's change against the control pool of the dose's own matrix, which ran",
@@ -545,6 +722,27 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
                    "mean cost (slowed calls' mean minus the others') added to the dose's share of",
                    "calls. The detection rates below are for slowdowns of this size."),
              "", md_table(wtab))
+  }
+  ttab <- within_time_table(wt)
+  if (!is.null(ttab)) {
+    out <- c(out, "",
+             paste("**Within boots** (expedited): the kernel prints, per boot, the time of the",
+                   "measured GPs and of the extra ones and which calls held one, so each boot's",
+                   "dose is read against rcuscale's own samples, free of the boot-to-boot spread",
+                   "(pooled over the boots, a ratio of sums, with a 95% bootstrap interval over",
+                   "boots). Extra time: what the plant did, its extra GPs' time over the measured",
+                   "time, in the median boot and pooled (a boot whose extra GP met a host hiccup",
+                   "overshoots, as the plant cannot take time back). One extra GP: its mean time on the plant's clock, beside what it added to",
+                   "a slowed call in rcuscale's samples (the slowed calls' mean minus the",
+                   "others', seq 10 on): the two agree if the plant's clock sees all the extra",
+                   "GP costs. The next call: the calls right after a slowed one minus the calls",
+                   "after neither (seq 10 on): work the extra GP left behind, which the plant's",
+                   "running sum counts as measured time. Delivered: what the dose did to the",
+                   "gate's statistic, the per-run mean of all 101 samples: each boot's mean grew",
+                   "by its extra time plus that work, over its measured time without it, and the",
+                   "gate's estimator (Hodges-Lehmann, log scale) would find the median over the",
+                   "matrix's control pairs and the dose's boots of log(m_j / m_k) + log(1 + f_i)."),
+             "", md_table(ttab))
   }
   if (!is.null(cal)) {
     ctab <- data.frame(

@@ -260,3 +260,144 @@ test_that("a matrix whose doses have no control of their own is left out, and sa
   expect_equal(unique(dr$matrix), "gatecal-v1")
   expect_equal(nrow(dr), 2)
 })
+
+test_that("the time plant's report is read from the kernel's line, last one wins", {
+  expect_equal(parse_cpu_list("1-5,9,12-13"), c(1:5, 9L, 12L, 13L))
+  expect_equal(parse_cpu_list(""), integer(0))
+  l <- c("[    4.1] rcu-scale: rcu_scale_writer 0 has 100 measurements",
+         "[    4.2] rcu: planted_exp_time_permille=100: calls 7 measured_ns 5 extra_ns 1 extras 1 at 3",
+         "[    4.3] rcu: planted_exp_time_permille=250: calls 101 measured_ns 1500000 extra_ns 375100 extras 31 at 1-11,14,18")
+  r <- planted_report(l)
+  expect_equal(r$permille, 250)
+  expect_equal(c(r$calls, r$measured_ns, r$extra_ns, r$extras), c(101, 1500000, 375100, 31))
+  expect_equal(r$at[[1]], c(1:11, 14L, 18L))
+  expect_equal(planted_report("rcu: planted_exp_time_permille=0: calls 101 measured_ns 9 extra_ns 0 extras 0 at ")$at[[1]],
+               integer(0))
+  expect_null(planted_report(c("rcu-scale: writer-duration: 0 0 8000", "")))
+})
+
+# The kernel's time plant, as 0008 runs it: before call i's own GP counts,
+# an extra GP (extra_gp(i) ns) is due if the extra time so far is under
+# permille/1000 of the measured time so far; `spill` ns land in the call
+# after a slowed one (measured time there, as in the kernel).
+sim_time_plant <- function(base, permille, extra_gp, spill = 0) {
+  m <- 0
+  e <- 0
+  at <- integer(0)
+  x <- base
+  for (i in seq_along(base)) {
+    if (i > 1 && (i - 2L) %in% at) x[i] <- x[i] + spill
+    due <- e * 1000 < m * permille
+    m <- m + x[i]
+    if (due) {
+      xe <- extra_gp(i)
+      x[i] <- x[i] + xe
+      e <- e + xe
+      at <- c(at, i - 1L)
+    }
+  }
+  list(samples = x, measured = m, extra = e, at = at)
+}
+
+# The kernel's "%*pbl" form of a set of bits.
+to_pbl <- function(at) {
+  if (!length(at)) return("")
+  runs <- split(at, cumsum(c(1, diff(at) != 1)))
+  paste(vapply(runs, function(r) if (length(r) > 1) sprintf("%d-%d", r[1], r[length(r)])
+                 else as.character(r), character(1)), collapse = ",")
+}
+
+# `reps` runs of each time dose (permille) in `doses`, rcuscale's samples
+# seq 0-100 planted by sim_time_plant(), each with its console log (the
+# kernel's report) in a run directory of its own.
+add_time_runs <- function(db, reps, doses, spill = 0, matrix = "gatecal-v1") {
+  dir <- tempfile("runs")
+  for (r in seq_len(reps)) {
+    for (pm in doses) {
+      level <- if (stats::runif(1) < 0.6) 8000 else 14000
+      gp <- function(k) level * exp(stats::rnorm(k, 0, 0.05))
+      k <- 0:100
+      base <- gp(101) * ifelse(k < 10, 3, 1) * ifelse(k == 0, 20, 1)
+      p <- sim_time_plant(base, pm, function(i) gp(1), spill)
+      bp <- sprintf("rcutree.planted_exp_time_permille=%d", pm)
+      id <- add_run(db, "planted", paste0("v1-n1/expedited/w1-r0/", bp), rep = r,
+                    boot_params = bp, matrix = matrix, cmdline = "rcuscale.holdoff=0",
+                    samples_ns = round(p$samples), seq_from = 0L)
+      rd <- file.path(dir, id)
+      dir.create(rd, recursive = TRUE)
+      writeLines(c("[    3.9] rcu-scale: rcu_scale_writer 0 has 100 measurements",
+                   sprintf("[    4.0] rcu: planted_exp_time_permille=%d: calls 101 measured_ns %.0f extra_ns %.0f extras %d at %s",
+                           pm, p$measured, p$extra, length(p$at), to_pbl(p$at))),
+                 file.path(rd, "console.log"))
+      con <- DBI::dbConnect(RSQLite::SQLite(), db)
+      DBI::dbExecute(con, "UPDATE runs SET run_dir = ? WHERE id = ?", params = list(rd, id))
+      DBI::dbDisconnect(con)
+    }
+  }
+  db
+}
+
+test_that("the gate's estimand for multiplied runs is the factor, and one outlier boot barely moves it", {
+  set.seed(3)
+  m <- 10 * exp(stats::rnorm(40, 0, 0.25))
+  expect_equal(intended_change_mult(m, rep(0.1, 20)), 0.1, tolerance = 1e-12)
+  # one boot of 20 at +500%: the HL estimator moves by a fraction of a
+  # point, where the mean of the factors moves by 25 points
+  out <- intended_change_mult(m, c(rep(0.1, 19), 5))
+  expect_gt(out, 0.1)
+  expect_lt(out, 0.12)
+  expect_true(is.na(intended_change_mult(numeric(0), 0.1)))
+})
+
+test_that("a time dose's intended change is its share, and inside boots it delivers that share", {
+  set.seed(11)
+  db <- add_time_runs(new_db(), 12, c(0, 100, 250))
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  dr <- dose_response(rt)
+  expect_equal(dr$share, c(0, 0.1, 0.25))
+  expect_equal(dr$intended, c(0, 0.1, 0.25))
+  wt <- within_time_response(rt, read_samples(db), planted_reports(rt))
+  expect_equal(wt$share, c(0.1, 0.25))
+  expect_equal(wt$boots, c(12, 12))
+  # the plant's own sums: within a GP a boot of the share
+  expect_lt(max(abs(wt$planted - c(0.1, 0.25))), 0.005)
+  # the samples see what the plant's clock saw, and nothing is left behind
+  expect_equal(wt$cost_us, wt$plant_cost_us, tolerance = 0.05)
+  expect_lt(max(abs(wt$spill_us)), 0.1 * 8)
+  expect_lt(max(abs(wt$delivered - c(0.1, 0.25))), 0.01)
+  expect_true(all(wt$delivered_lo < wt$delivered & wt$delivered < wt$delivered_hi))
+  # the first GPs' share is paid back at once: calls 1, 2, ... in a row
+  id <- rt$id[grepl("permille=250", rt$boot_params)][1]
+  expect_true(all(1:3 %in% planted_reports(rt)[[as.character(id)]]$at[[1]]))
+  tab <- within_time_table(wt)
+  expect_equal(tab$planted[1], "extra GPs, 10% of the time (100 permille)")
+  expect_match(tab$`off by`, "^[+-]0[.][0-9] pp$")
+  md <- calibration_markdown(dr, NULL, variance_decomposition(rt, read_samples(db)),
+                             data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
+                                        n10_95 = 8, n25_80 = 3, n25_95 = 4), 0.05, 0.05, rt,
+                             NULL, wt)
+  expect_true(any(grepl("plant's clock sees all", md, fixed = TRUE)))
+})
+
+test_that("inside boots, work an extra GP of a time dose leaves behind counts as delivered", {
+  set.seed(12)
+  db <- add_time_runs(new_db(), 12, c(0, 250), spill = 3000)
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  wt <- within_time_response(rt, read_samples(db), planted_reports(rt))
+  expect_equal(wt$spill_us, 3, tolerance = 0.1)
+  expect_gt(wt$spill_lo, 2)
+  # the plant keeps its share of a measured time that the spill inflates,
+  # so the run's mean grows by more than the share
+  expect_lt(abs(wt$planted - 0.25), 0.005)
+  expect_gt(wt$delivered - 0.25, 0.02)
+  expect_gt(wt$delivered_lo, 0.25)
+})
+
+test_that("a time dose without its console log is left out of the within-boot reading", {
+  set.seed(13)
+  db <- add_time_runs(new_db(), 3, c(0, 100))
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  rt$run_dir <- NA_character_
+  expect_length(planted_reports(rt), 0)
+  expect_null(within_time_response(rt, read_samples(db), planted_reports(rt)))
+})
