@@ -274,6 +274,16 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
   out
 }
 
+# The data frames of `out` bound into one, sorted by the columns `by`;
+# NULL if there are none.
+bind_sorted <- function(out, by) {
+  if (!length(out)) return(NULL)
+  out <- do.call(rbind, out)
+  out <- out[do.call(order, unname(as.list(out[by]))), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
 # Dose-response: for each base cell, matrix and dose, the intended change
 # and the gate's estimate of the mean's change against that matrix's
 # control pool, with its two-sided 95% CI (the 97.5% one-sided bounds).
@@ -302,11 +312,7 @@ dose_response <- function(rt, stat = "mean") {
         runs = paste0(x$n_old, "+", x$n_new), measured = x$rel, lo = x$rel_lo, hi = x$rel_hi)
     }
   }
-  if (!length(out)) return(NULL)
-  out <- do.call(rbind, out)
-  out <- out[order(out$cell, out$intended, out$matrix), , drop = FALSE]
-  rownames(out) <- NULL
-  out
+  bind_sorted(out, c("cell", "intended", "matrix"))
 }
 
 # Each run's measured GPs: its samples without the first two (the writer's
@@ -443,11 +449,7 @@ within_boot_response <- function(rt, samples, level = 0.95) {
         delivered = delivered[1], delivered_lo = delivered[2], delivered_hi = delivered[3])
     }
   }
-  if (!length(out)) return(NULL)
-  out <- do.call(rbind, out)
-  out <- out[order(out$cell, out$matrix, out$extra), , drop = FALSE]
-  rownames(out) <- NULL
-  out
+  bind_sorted(out, c("cell", "matrix", "extra"))
 }
 
 # What the time plant printed (patch 0008: rcu_planted_exp_report()) in a
@@ -502,6 +504,37 @@ intended_change_mult <- function(control_means, f) {
   expm1(stats::median(outer(as.vector(log(outer(m, m, "/"))), log1p(f), "+")))
 }
 
+# As within_boot_spill(), but boot by boot: each boot's calls right after
+# a slowed one minus its calls after neither, averaged over the boots with
+# both, weighted by the former's count.  The time plant gives slow boots
+# and fast ones different shares of such calls, which a pooled difference
+# would read as spill.
+spill_by_boot <- function(r, k) {
+  k <- k[r$n_next[k] > 0 & r$n_far[k] > 0]
+  if (!length(k)) return(NA_real_)
+  d <- r$sum_next[k] / r$n_next[k] - r$sum_far[k] / r$n_far[k]
+  sum(d * r$n_next[k]) / sum(r$n_next[k])
+}
+
+# The calls (from 0) that the time plant would pick in a boot whose
+# measured GPs took `d` ns (rcuscale's samples in order of seq, from 0) at
+# `permille`, had each extra GP taken `cost` ns: as in 0008, an extra GP
+# is due at a call when the extra time so far is under permille/1000 of
+# the time measured before that call.
+time_plant_marks <- function(d, permille, cost) {
+  m <- 0
+  e <- 0
+  at <- integer(0)
+  for (i in seq_along(d)) {
+    if (e * 1000 < m * permille) {
+      e <- e + cost
+      at <- c(at, i - 1L)
+    }
+    m <- m + d[i]
+  }
+  at
+}
+
 # The time doses measured inside each boot, from the kernel's report and
 # rcuscale's own samples, pooled over the boots with a 95% bootstrap
 # interval over boots:
@@ -512,12 +545,22 @@ intended_change_mult <- function(control_means, f) {
 #               samples (slowed calls' mean minus the others', seq 10 on),
 #               beside plant_cost_us, its time on the plant's clock
 #   spill_us    the calls right after a slowed one minus the calls after
-#               neither (seq 10 on): work the extra GP left behind
-#   delivered   what the dose did to the gate's statistic: each boot's
-#               mean grew by f = (extra + S) / (measured - S), S = spill_us
-#               on each of its calls right after a slowed one (seq 10 on),
-#               and intended_change_mult() of the matrix's control with
-#               those f
+#               neither (seq 10 on, spill_by_boot()); the plant picks calls by the time
+#               of the calls before them, so this also holds how those
+#               differ by position: placebo_us reads the control's boots
+#               with the calls marked that the plant would have picked
+#               there (time_plant_marks(), at the dose's mean extra GP),
+#               and the difference is work the extra GP left behind
+#   dose        what the extra time did to the gate's statistic: each
+#               boot's mean grew by its extra time over its measured time,
+#               f = extra / measured, and intended_change_mult() of the
+#               matrix's control with those f
+#   delivered   that with the work left behind: each boot's
+#               mean grew by f = (extra + S) / (measured - S), S = that
+#               difference on each of its calls right after a slowed one
+#               (seq 10 on), and intended_change_mult() of the matrix's
+#               control with those f (the interval: over the dose's
+#               boots, the placebo held at its estimate)
 # `reports`: planted_reports() of the runs.
 within_time_response <- function(rt, samples, reports, level = 0.95) {
   cr <- calibration_runs(rt)
@@ -526,9 +569,18 @@ within_time_response <- function(rt, samples, reports, level = 0.95) {
   cr0 <- cr[cr$dose == "0", , drop = FALSE]
   cr <- cr[cr$share > 0 & as.character(cr$id) %in% names(reports), , drop = FALSE]
   if (!nrow(cr)) return(NULL)
-  ms <- measured_gps(samples[samples$run_id %in% cr$id, , drop = FALSE])
+  all_gps <- samples[samples$run_id %in% c(cr$id, cr0$id), , drop = FALSE]
+  all_gps <- all_gps[order(all_gps$run_id, all_gps$seq), , drop = FALSE]
+  ms <- measured_gps(all_gps)
   ms <- ms[ms$seq >= WITHIN_FROM_SEQ, , drop = FALSE]
   gps <- split(ms, ms$run_id)
+  full <- split(all_gps$duration_ns, all_gps$run_id)
+  read_placebo <- function(id, permille, cost) {
+    x <- gps[[as.character(id)]]
+    if (is.null(x)) return(NULL)
+    at <- time_plant_marks(full[[as.character(id)]], permille, cost * mean(x$duration_ns))
+    within_boot_run(x, function(seq) seq %in% at)
+  }
   read_run <- function(id) {
     rep <- reports[[as.character(id)]]
     x <- gps[[as.character(id)]]
@@ -545,15 +597,25 @@ within_time_response <- function(rt, samples, reports, level = 0.95) {
     ctl <- cr0[cr0$base == g$base[1] & cr0$matrix == g$matrix[1], , drop = FALSE]
     planted <- within_boot_pooled(r, function(k) sum(r$extra_ns[k]) / sum(r$measured_ns[k]),
                                   level = level)
+    plant_cost <- sum(r$extra_ns) / sum(r$extras)
+    # an extra GP in the control's boots costs what it did in the dose's,
+    # relative to the boot's own GPs
+    plc <- do.call(rbind, lapply(ctl$id, read_placebo, permille = 1000 * g$share[1],
+                                 cost = plant_cost / mean(r$sum_plain / r$n_plain)))
+    pl <- if (is.null(plc)) c(NA, NA, NA) else
+      within_boot_pooled(plc, function(k) spill_by_boot(plc, k) / 1000, level = level)
+    pl0 <- if (is.na(pl[1])) 0 else pl[1] * 1000
     f <- function(k) {
-      sp <- if (sum(r$n_next[k]) > 0 && sum(r$n_far[k]) > 0) {
-        sum(r$sum_next[k]) / sum(r$n_next[k]) - sum(r$sum_far[k]) / sum(r$n_far[k])
-      } else 0
+      sp <- spill_by_boot(r, k) - pl0
+      if (is.na(sp)) sp <- 0
       (r$extra_ns[k] + sp * r$n_next[k]) / (r$measured_ns[k] - sp * r$n_next[k])
     }
     delivered <- within_boot_pooled(r, function(k) intended_change_mult(ctl$avg_us, f(k)),
                                     boot = 200, level = level)
-    sp <- within_boot_spill(r, level = level)
+    dose <- within_boot_pooled(r, function(k) {
+      intended_change_mult(ctl$avg_us, r$extra_ns[k] / r$measured_ns[k])
+    }, boot = 200, level = level)
+    sp <- within_boot_pooled(r, function(k) spill_by_boot(r, k) / 1000, level = level)
     cost <- within_boot_cost(r, level = level)
     out[[length(out) + 1]] <- data.frame(
       cell = g$base[1], matrix = g$matrix[1], share = g$share[1], intended = g$share[1],
@@ -561,16 +623,15 @@ within_time_response <- function(rt, samples, reports, level = 0.95) {
       calls = round(mean(r$calls)), slowed = round(mean(r$slowed), 1),
       planted_median = stats::median(r$extra_ns / r$measured_ns),
       planted = planted[1], planted_lo = planted[2], planted_hi = planted[3],
-      plant_cost_us = sum(r$extra_ns) / sum(r$extras) / 1000,
+      plant_cost_us = plant_cost / 1000,
+      placebo_boots = if (is.null(plc)) 0L else nrow(plc),
+      placebo_us = pl[1], placebo_lo = pl[2], placebo_hi = pl[3],
       cost_us = cost[1], cost_lo = cost[2], cost_hi = cost[3],
       spill_us = sp[1], spill_lo = sp[2], spill_hi = sp[3],
+      dose = dose[1], dose_lo = dose[2], dose_hi = dose[3],
       delivered = delivered[1], delivered_lo = delivered[2], delivered_hi = delivered[3])
   }
-  if (!length(out)) return(NULL)
-  out <- do.call(rbind, out)
-  out <- out[order(out$cell, out$matrix, out$share), , drop = FALSE]
-  rownames(out) <- NULL
-  out
+  bind_sorted(out, c("cell", "matrix", "share"))
 }
 
 # Between-boot and within-boot parts of the variance of log(per-run mean)
@@ -641,8 +702,12 @@ within_time_table <- function(wt) {
       fmt_num_ci(wt$cost_us, wt$cost_lo, wt$cost_hi, function(v) sprintf("%.2f", v)),
     `the next call took longer by, µs [95% CI]` =
       fmt_num_ci(wt$spill_us, wt$spill_lo, wt$spill_hi, function(v) sprintf("%+.2f", v)),
-    `delivered to the run's mean [95% CI]` = fmt_pct_ci(wt$delivered, wt$delivered_lo, wt$delivered_hi),
-    `off by` = sprintf("%+.1f pp", 100 * (wt$delivered - wt$intended)),
+    `the same on the control, calls the plant would pick, µs [95% CI]` =
+      fmt_num_ci(wt$placebo_us, wt$placebo_lo, wt$placebo_hi, function(v) sprintf("%+.2f", v)),
+    `extra time, to the gate's estimand [95% CI]` = fmt_pct_ci(wt$dose, wt$dose_lo, wt$dose_hi),
+    `off by` = sprintf("%+.1f pp", 100 * (wt$dose - wt$intended)),
+    `with the work left behind [95% CI]` =
+      fmt_pct_ci(wt$delivered, wt$delivered_lo, wt$delivered_hi),
     check.names = FALSE)
 }
 
@@ -736,12 +801,19 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
                    "a slowed call in rcuscale's samples (the slowed calls' mean minus the",
                    "others', seq 10 on): the two agree if the plant's clock sees all the extra",
                    "GP costs. The next call: the calls right after a slowed one minus the calls",
-                   "after neither (seq 10 on): work the extra GP left behind, which the plant's",
-                   "running sum counts as measured time. Delivered: what the dose did to the",
-                   "gate's statistic, the per-run mean of all 101 samples: each boot's mean grew",
-                   "by its extra time plus that work, over its measured time without it, and the",
-                   "gate's estimator (Hodges-Lehmann, log scale) would find the median over the",
-                   "matrix's control pairs and the dose's boots of log(m_j / m_k) + log(1 + f_i)."),
+                   "after neither (seq 10 on). The plant picks a call by the time of the calls",
+                   "before it, so that difference also holds how such calls differ by where they",
+                   "sit; the same reading of the control's boots, with the calls marked that the",
+                   "plant would have picked there, measures that part, and the rest is work the",
+                   "extra GP left behind, which the plant's running sum counts as measured time.",
+                   "To the gate's estimand: what the dose did to the gate's statistic, the",
+                   "per-run mean of all 101 samples: each boot's mean grew by f_i, its extra time",
+                   "over its measured time, and the gate's estimator (Hodges-Lehmann, log scale)",
+                   "would find the median over the matrix's control pairs and the dose's boots of",
+                   "log(m_j / m_k) + log(1 + f_i); off by: that against the intent. With the work",
+                   "left behind: the same with that work (the next call's difference net of the",
+                   "control's) added to each boot's calls right after a slowed one (interval over",
+                   "the dose's boots, the control's reading held at its estimate)."),
              "", md_table(ttab))
   }
   if (!is.null(cal)) {

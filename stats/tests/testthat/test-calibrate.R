@@ -364,7 +364,10 @@ test_that("a time dose's intended change is its share, and inside boots it deliv
   # the samples see what the plant's clock saw, and nothing is left behind
   expect_equal(wt$cost_us, wt$plant_cost_us, tolerance = 0.05)
   expect_lt(max(abs(wt$spill_us)), 0.1 * 8)
+  expect_lt(max(abs(wt$placebo_us)), 0.1 * 8)
+  expect_equal(wt$placebo_boots, c(12, 12))
   expect_lt(max(abs(wt$delivered - c(0.1, 0.25))), 0.01)
+  expect_lt(max(abs(wt$dose - c(0.1, 0.25))), 0.005)
   expect_true(all(wt$delivered_lo < wt$delivered & wt$delivered < wt$delivered_hi))
   # the first GPs' share is paid back at once: calls 1, 2, ... in a row
   id <- rt$id[grepl("permille=250", rt$boot_params)][1]
@@ -389,6 +392,7 @@ test_that("inside boots, work an extra GP of a time dose leaves behind counts as
   # the plant keeps its share of a measured time that the spill inflates,
   # so the run's mean grows by more than the share
   expect_lt(abs(wt$planted - 0.25), 0.005)
+  expect_lt(abs(wt$dose - 0.25), 0.005)
   expect_gt(wt$delivered - 0.25, 0.02)
   expect_gt(wt$delivered_lo, 0.25)
 })
@@ -400,4 +404,12 @@ test_that("a time dose without its console log is left out of the within-boot re
   rt$run_dir <- NA_character_
   expect_length(planted_reports(rt), 0)
   expect_null(within_time_response(rt, read_samples(db), planted_reports(rt)))
+})
+
+test_that("the placebo marks the calls the kernel's time plant would pick", {
+  set.seed(14)
+  base <- 8000 * exp(stats::rnorm(101, 0, 0.3))
+  p <- sim_time_plant(base, 250, function(i) 9000)
+  expect_equal(time_plant_marks(base, 250, 9000), p$at)
+  expect_equal(time_plant_marks(base, 0, 9000), integer(0))
 })
