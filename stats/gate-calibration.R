@@ -52,7 +52,8 @@ calibration_main <- function(args) {
 
   dr <- dose_response(rt)
   wb <- within_boot_response(rt, samples)
-  wt <- within_time_response(rt, samples, planted_reports(rt[rt$gp_mode == "expedited", , drop = FALSE]))
+  # the kernel's report is read from the console logs of the time doses only
+  wt <- within_time_response(rt, samples, planted_reports(rt[planted_time_share(rt) > 0, , drop = FALSE]))
   cal <- calibrate_gate(main, n = n, trials = trials, boot = boot, threshold = threshold,
                         alpha = alpha)
   vd <- variance_decomposition(main, samples)

@@ -466,11 +466,11 @@ planted_report <- function(lines) {
   m <- regmatches(hit[length(hit)], regexec(re, hit[length(hit)]))[[1]]
   num <- as.numeric(m[2:6])
   data.frame(permille = num[1], calls = num[2], measured_ns = num[3], extra_ns = num[4],
-             extras = num[5], at = I(list(parse_cpu_list(m[7]))))
+             extras = num[5], at = I(list(parse_bit_list(m[7]))))
 }
 
 # The kernel's "%*pbl" list of bits ("0-3,7"), as integers.
-parse_cpu_list <- function(s) {
+parse_bit_list <- function(s) {
   if (is.na(s) || !nzchar(s)) return(integer(0))
   unlist(lapply(strsplit(s, ",", fixed = TRUE)[[1]], function(r) {
     b <- as.integer(strsplit(r, "-", fixed = TRUE)[[1]])
@@ -498,10 +498,22 @@ planted_reports <- function(rt) {
 # log(1 + f_i), as intended_change() is for an added time.  A boot whose
 # extra GP met a host hiccup weighs in it as one boot, as in the gate.
 intended_change_mult <- function(control_means, f) {
+  change_from_pairs(control_log_pairs(control_means), f)
+}
+
+# log(m_j / m_k) over all pairs of the control's per-run means, for
+# change_from_pairs(): computed once per control, not once per bootstrap
+# draw.
+control_log_pairs <- function(control_means) {
   m <- control_means[is.finite(control_means) & !is.na(control_means)]
+  as.vector(log(outer(m, m, "/")))
+}
+
+# intended_change_mult() from the control's control_log_pairs().
+change_from_pairs <- function(pairs, f) {
   f <- f[is.finite(f)]
-  if (!length(m) || !length(f)) return(NA_real_)
-  expm1(stats::median(outer(as.vector(log(outer(m, m, "/"))), log1p(f), "+")))
+  if (!length(pairs) || !length(f)) return(NA_real_)
+  expm1(stats::median(outer(pairs, log1p(f), "+")))
 }
 
 # As within_boot_spill(), but boot by boot: each boot's calls right after
@@ -561,7 +573,7 @@ time_plant_marks <- function(d, permille, cost) {
 #               (seq 10 on), and intended_change_mult() of the matrix's
 #               control with those f (the interval: over the dose's
 #               boots, the placebo held at its estimate)
-# `reports`: planted_reports() of the runs.
+# `reports`: planted_reports() of the runs (only the time doses' are read).
 within_time_response <- function(rt, samples, reports, level = 0.95) {
   cr <- calibration_runs(rt)
   cr <- cr[cr$usable & cr$gp_mode == "expedited" & !is.na(cr$nwriters) & cr$nwriters == 1, ,
@@ -582,13 +594,13 @@ within_time_response <- function(rt, samples, reports, level = 0.95) {
     within_boot_run(x, function(seq) seq %in% at)
   }
   read_run <- function(id) {
-    rep <- reports[[as.character(id)]]
+    kr <- reports[[as.character(id)]]
     x <- gps[[as.character(id)]]
     if (is.null(x)) return(NULL)
-    r <- within_boot_run(x, function(seq) seq %in% rep$at[[1]])
+    r <- within_boot_run(x, function(seq) seq %in% kr$at[[1]])
     if (is.null(r)) return(NULL)
-    cbind(r, measured_ns = rep$measured_ns, extra_ns = rep$extra_ns, extras = rep$extras,
-          kcalls = rep$calls)
+    cbind(r, measured_ns = kr$measured_ns, extra_ns = kr$extra_ns, extras = kr$extras,
+          kcalls = kr$calls)
   }
   out <- list()
   for (g in split(cr, paste(cr$base, cr$matrix, cr$share))) {
@@ -610,10 +622,11 @@ within_time_response <- function(rt, samples, reports, level = 0.95) {
       if (is.na(sp)) sp <- 0
       (r$extra_ns[k] + sp * r$n_next[k]) / (r$measured_ns[k] - sp * r$n_next[k])
     }
-    delivered <- within_boot_pooled(r, function(k) intended_change_mult(ctl$avg_us, f(k)),
+    pairs <- control_log_pairs(ctl$avg_us)
+    delivered <- within_boot_pooled(r, function(k) change_from_pairs(pairs, f(k)),
                                     boot = 200, level = level)
     dose <- within_boot_pooled(r, function(k) {
-      intended_change_mult(ctl$avg_us, r$extra_ns[k] / r$measured_ns[k])
+      change_from_pairs(pairs, r$extra_ns[k] / r$measured_ns[k])
     }, boot = 200, level = level)
     sp <- within_boot_pooled(r, function(k) spill_by_boot(r, k) / 1000, level = level)
     cost <- within_boot_cost(r, level = level)

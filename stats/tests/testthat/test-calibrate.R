@@ -262,8 +262,8 @@ test_that("a matrix whose doses have no control of their own is left out, and sa
 })
 
 test_that("the time plant's report is read from the kernel's line, last one wins", {
-  expect_equal(parse_cpu_list("1-5,9,12-13"), c(1:5, 9L, 12L, 13L))
-  expect_equal(parse_cpu_list(""), integer(0))
+  expect_equal(parse_bit_list("1-5,9,12-13"), c(1:5, 9L, 12L, 13L))
+  expect_equal(parse_bit_list(""), integer(0))
   l <- c("[    4.1] rcu-scale: rcu_scale_writer 0 has 100 measurements",
          "[    4.2] rcu: planted_exp_time_permille=100: calls 7 measured_ns 5 extra_ns 1 extras 1 at 3",
          "[    4.3] rcu: planted_exp_time_permille=250: calls 101 measured_ns 1500000 extra_ns 375100 extras 31 at 1-11,14,18")
