@@ -26,7 +26,6 @@ pool_session=/var/lib/rcuwb-session/pool
 # rcuwb's guests on an endpoint, running or not
 guests() { virsh -c "$1" list --all --name 2>/dev/null | grep '^rcuwb-'; }
 session_qemus() { pgrep -u rcuwb-session -f qemu-system; }
-busy_sql="(CASE WHEN outcome = 'ok' AND coalesce(host_other_cpu > 0.05 * host_pus, 0) THEN 'host-busy' ELSE outcome END)"
 
 mat() { # NAME REPS: before and after in one 1-vCPU cell, normal GPs
 	cat > "$work/$1.yaml" <<-EOF
