@@ -163,7 +163,7 @@ results: runner
 check: deps libvirt runner initramfs
 	@$(MAKE) -s kernel VARIANTS="v4.9 v4.10 v4.11 before after planted stock"
 	@$(MAKE) -s kernel VARIANTS="after" KCONFIGS=tree
-	@$(MAKE) -s kernel VARIANTS="stock-6.12 stock-6.12.117 after-6.12 v4.9-6.12"
+	@$(MAKE) -s kernel VARIANTS="stock-6.12 after-6.12 v4.9-6.12"
 	@mkdir -p runner/obj; rm -f runner/obj/check.log
 	@set -o pipefail; { \
 		$(MAKE) -s -C runner unit && \

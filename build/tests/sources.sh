@@ -19,6 +19,10 @@
 #      line or revision.
 #   6. kconfig-check.sh: a scenario's line for an option overrides
 #      base.config's; what did not stick names the fragment and line.
+#   7. A pinned older Debian package (stock-6.1.192-2) builds beside the
+#      newest (stock): its own tree in the cache, its own build key, the
+#      pinned version in its build.json; while the newest is 6.1.192-3,
+#      which changed one file the guest does not build, the same vmlinux.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/build/lib.sh"
@@ -156,4 +160,28 @@ check "kconfig-check: a scenario's line wins over base's" "$top/build/kconfig-ch
 msg=$("$top/build/kconfig-check.sh" "$work/k.config" "$work/scen.frag" "$work/base.frag"); rc=$?
 check "kconfig-check: an option that did not stick names the fragment and line that asked" \
 	test "$rc" -ne 0 -a "$msg" = "CONFIG_A=n (got y, $work/base.frag:1); CONFIG_B=y (got n, $work/base.frag:2)"
+
+# 7. A pinned older package, beside the newest.  (A pin was a second 6.12
+# tree, 6.12.117 beside 6.12.118, until this: a stable step changes
+# headers every file includes, so it cost a full build in every cold
+# make check; a Debian revision of the same upstream release costs
+# ccache's hits.)
+pinned=stock-6.1.192-2
+if ! kernel stock 2>"$work/stock.log" || ! kernel "$pinned" 2>"$work/pinned.log"; then
+	bad "build stock / $pinned: $(grep -h error "$work/stock.log" "$work/pinned.log" | head -n1)"
+	finish
+fi
+echo "  ($pinned: $(grep -ho 'built in [0-9]* s\|same content as [^ ]*\|kernel up to date' "$work/pinned.log" | tail -n1))"
+deb_version() { sed -n 's/^  "source": {"kind": "debian", "package": "linux-source-6.1", "version": "\(.*\)"},$/\1/p' "$(json_of "$1")"; }
+newest=$(deb_version stock)
+check "$pinned's build.json names the pinned package" test "$(deb_version "$pinned")" = 6.1.192-2
+check "$pinned is a build of its own, not stock's ($newest)" test "$(key_of "$pinned")" != "$(key_of stock)"
+check "both trees stay in the cache side by side" \
+	test -d "$RCUWB_CACHE/src/debian/linux-source-6.1_6.1.192-2" -a -d "$RCUWB_CACHE/src/debian/linux-source-6.1_$newest"
+if [ "$newest" = 6.1.192-3 ]; then
+	check "6.1.192-2 builds the same vmlinux as 6.1.192-3 (they differ in fs/nfsd/nfs4state.c only)" \
+		cmp -s "$(vmlinux_of "$pinned")" "$(vmlinux_of stock)"
+else
+	echo "  (the newest 6.1 package is $newest, not 6.1.192-3: the two vmlinux are not compared)"
+fi
 finish
