@@ -166,7 +166,7 @@ check "kconfig-check: an option that did not stick names the fragment and line t
 # headers every file includes, so it cost a full build in every cold
 # make check; a Debian revision of the same upstream release costs
 # ccache's hits.)
-pinned=stock-6.1.192-2
+pin=6.1.192-2 pinned=stock-6.1.192-2
 if ! kernel stock 2>"$work/stock.log" || ! kernel "$pinned" 2>"$work/pinned.log"; then
 	bad "build stock / $pinned: $(grep -h error "$work/stock.log" "$work/pinned.log" | head -n1)"
 	finish
@@ -174,12 +174,12 @@ fi
 echo "  ($pinned: $(grep -ho 'built in [0-9]* s\|same content as [^ ]*\|kernel up to date' "$work/pinned.log" | tail -n1))"
 deb_version() { sed -n 's/^  "source": {"kind": "debian", "package": "linux-source-6.1", "version": "\(.*\)"},$/\1/p' "$(json_of "$1")"; }
 newest=$(deb_version stock)
-check "$pinned's build.json names the pinned package" test "$(deb_version "$pinned")" = 6.1.192-2
+check "$pinned's build.json names the pinned package" test "$(deb_version "$pinned")" = "$pin"
 check "$pinned is a build of its own, not stock's ($newest)" test "$(key_of "$pinned")" != "$(key_of stock)"
 check "both trees stay in the cache side by side" \
-	test -d "$RCUWB_CACHE/src/debian/linux-source-6.1_6.1.192-2" -a -d "$RCUWB_CACHE/src/debian/linux-source-6.1_$newest"
+	test -d "$RCUWB_CACHE/src/debian/linux-source-6.1_$pin" -a -d "$RCUWB_CACHE/src/debian/linux-source-6.1_$newest"
 if [ "$newest" = 6.1.192-3 ]; then
-	check "6.1.192-2 builds the same vmlinux as 6.1.192-3 (they differ in fs/nfsd/nfs4state.c only)" \
+	check "$pin builds the same vmlinux as 6.1.192-3 (they differ in fs/nfsd/nfs4state.c only)" \
 		cmp -s "$(vmlinux_of "$pinned")" "$(vmlinux_of stock)"
 else
 	echo "  (the newest 6.1 package is $newest, not 6.1.192-3: the two vmlinux are not compared)"
