@@ -172,6 +172,7 @@ check: deps libvirt runner initramfs
 		runner/tests/kvm-recheck-parity.sh && \
 		kernel-changes/tests/roundtrip.sh && \
 		kernel-changes/tests/apply-failure.sh && \
+		build/tests/sync-tree.sh && \
 		build/tests/sources.sh && \
 		Rscript stats/tests/run.R && \
 		runner/tests/integration.sh && \

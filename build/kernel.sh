@@ -27,21 +27,29 @@
 #      option (and every "#CHECK#" line, as rcutorture does) is checked in
 #      the final .config; the scenario's line for an option wins over
 #      base.config's.
-#   5. vmlinux built with ccache in the scenario's own output directory
-#      (incremental; PVH direct boot: no bzImage, no decompression), then
-#      published as $RCUWB_CACHE/builds/KEY/{vmlinux,config,caps,build.json}.
+#   5. vmlinux built with ccache in the build tree of the source's line and
+#      the scenario, shared by every variant (incremental; PVH direct boot:
+#      no bzImage, no decompression), then published as
+#      $RCUWB_CACHE/builds/KEY/{vmlinux,config,caps,build.json}.
 #      caps: what the runner needs to know of the kernel (the mid-boot
 #      probe, kernel/rcu/midboot_probe.c; rcuscale's parameter and console
 #      prefixes: rcuscale/rcu-scale, or rcuperf/rcu-perf before 5.11).
 #
 # Layout: $RCUWB_CACHE/kernels/VARIANT/src, the variant's source, shared by
-# its scenarios; kernels/VARIANT/out-KCONFIG, a scenario's objects; and
-# kernels/VARIANT/KCONFIG/build.json, naming the published build.  Every
-# out-KCONFIG/ sits beside its src/ (../src, as out/ did before scenarios),
-# so ccache (base_dir = RCUWB_CACHE) hits across variants, scenarios and
-# trees for every file that is the same.  The build is reproducible: the same
-# sources and config give the same vmlinux whatever the variant is called,
-# where its tree came from or when it is built.
+# its scenarios, and kernels/VARIANT/KCONFIG/build.json, naming the
+# published build; work/LINE-KCONFIG/{src,out}, the build tree of a line
+# (6.1, 6.12: the source's VERSION.PATCHLEVEL) in one scenario.  Before it
+# builds, build/sync-tree.sh rewrites in work/.../src, with fresh mtimes,
+# only the files whose content differs from the variant's source, so
+# switching between variants of a line recompiles just what differs (a
+# patch stack: seconds, not the minutes of a whole tree of ccache hits).  A
+# lock (work/LINE-KCONFIG.lock) makes builds that share a tree wait their
+# turn.  out/ sits beside src/ (../src), as kernels/VARIANT/out-KCONFIG did
+# before, so ccache (base_dir = RCUWB_CACHE) hits across lines and
+# scenarios for every file that is the same.  The build is reproducible:
+# the same sources and config give the same vmlinux whatever the variant is
+# called, where its tree came from, when it is built or what was built in
+# the tree before it (build/tests/sources.sh checks this).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -153,15 +161,14 @@ build_key=$( { echo "rcuwb build 2"; echo "$source_id"
 	sha256sum | cut -c1-16)
 kconfig_sha=$(cat "${frags[@]}" | sha256sum | cut -c1-16)
 vdir=$RCUWB_CACHE/kernels/$variant
-src=$vdir/src out=$vdir/out-$kconfig sdir=$vdir/$kconfig
+src=$vdir/src sdir=$vdir/$kconfig
+wdir=$RCUWB_CACHE/work/${ver%.*}-$kconfig
+wsrc=$wdir/src out=$wdir/out
 bdir=$RCUWB_CACHE/builds/$build_key
 what="$variant ($kconfig)"
 mkdir -p "$sdir"
-# Before scenarios: kernels/VARIANT/{out,build.json} were the tiny build's.
-if [ "$kconfig" = tiny ]; then
-	if [ -d "$vdir/out" ] && [ ! -e "$out" ]; then mv "$vdir/out" "$out"; fi
-	rm -f "$vdir/build.json"
-fi
+# Before scenarios: kernels/VARIANT/build.json was the tiny build's.
+[ "$kconfig" != tiny ] || rm -f "$vdir/build.json"
 
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')"; }
 
@@ -315,15 +322,22 @@ write_caps() { # DEST
 	} > "$1"
 }
 
-# 4-5. Configure and build in the scenario's output directory.
+# 4-5. Configure and build in the build tree of the line and scenario: one
+# build at a time there; the tree synced to this variant's source.
 mkdir -p "$out"
+exec 9>"$wdir.lock"
+flock 9
+# A Debian tree starts as hard links to the pristine tree (never written:
+# sync-tree replaces files, it does not write into them).
+if [ ! -d "$wsrc" ] && [ "$src_kind" = debian ]; then cp -al "$tree" "$wsrc"; fi
+say "$what: build tree $wdir: $("$top/build/sync-tree.sh" "$src" "$wsrc") from $src"
 write_caps "$out/.rcuwb-caps"
 export CCACHE_BASEDIR=$RCUWB_CACHE CCACHE_NOHASHDIR=1
 # Reproducible: a fixed build time, user, host and number, and no "+" for
 # a git tree (setlocalversion adds one unless LOCALVERSION is set).
 export KBUILD_BUILD_TIMESTAMP=@0 KBUILD_BUILD_USER=rcuwb KBUILD_BUILD_HOST=rcuwb \
 	KBUILD_BUILD_VERSION=1 LOCALVERSION=
-kmake() { make -s -C "$src" O="$out" ARCH=x86_64 CC="ccache gcc" "$@"; }
+kmake() { make -s -C "$wsrc" O="$out" ARCH=x86_64 CC="ccache gcc" "$@"; }
 say "$what: configuring (tinyconfig + base.config + scenarios/$kconfig.config)"
 kmake tinyconfig >"$out/.tinyconfig.log" 2>&1 || die "$what: make tinyconfig failed: see $out/.tinyconfig.log"
 (cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >"$out/.merge.log" 2>&1) ||
@@ -347,3 +361,5 @@ rm -rf "$bdir"
 mv "$bdir.new" "$bdir"
 write_build_json "$bdir/build.json"
 write_build_json "$sdir/build.json"
+# The scenario's own objects of earlier rcuwb versions (the build tree holds them now).
+rm -rf "$vdir/out-$kconfig" "$vdir/out"

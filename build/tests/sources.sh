@@ -73,6 +73,7 @@ for v in v4.9 v4.10 v4.11 after; do
 		bad "build $v / git-$v: $(tail -n1 "$work/$v.log" "$work/git-$v.log" | grep error | head -n1)"
 		continue
 	fi
+	echo "  (git-$v: $(grep -oE '[0-9]+ paths rewritten|built in [0-9]+ s|up to date|same content as [^ ]*' "$work/git-$v.log" | paste -sd, -))"
 	check "git-$v records its commit" grep -q "\"commit\": \"$(git -C "$repo" rev-parse "$(sed -n 's/^source git [^ ]* //p' "$top/kernel-changes/variants/git-$v")^{commit}")\"" \
 		"$(json_of "git-$v")"
 	check "git-$v builds the same vmlinux as $v" cmp -s "$(vmlinux_of "$v")" "$(vmlinux_of "git-$v")"
@@ -124,7 +125,7 @@ if ! follow 2>"$work/follow1.log"; then
 	finish
 fi
 created+=("$(key_of srctest-follow)")
-out=$RCUWB_CACHE/kernels/srctest-follow/out-tiny
+out=$RCUWB_CACHE/work/6.1-tiny/out # the 6.1 line's build tree (kernel.sh)
 touch "$work/marker"
 sleep 1
 c2=$(doc_commit "$c1" "rcuwb test $nonce b")
