@@ -4,7 +4,7 @@
 #
 # Usage:
 #   Rscript stats/gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]
-#       [--doses gatecal-doses-v1,gatecal-doses-v2]
+#       [--doses gatecal-doses-v1,gatecal-doses-v2,gatecal-exp10-v2]
 #       [--n 5,10,20] [--trials 400]
 #       [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE.md]
 #
@@ -35,7 +35,7 @@ calibration_main <- function(args) {
   require_opts(o, "db")
   db <- check_db(o$db)
   matrices <- parse_list(o$matrix %||% "gatecal-v1,gatecal-v2", "matrix")
-  doses <- parse_list(o$doses %||% "gatecal-doses-v1,gatecal-doses-v2", "doses")
+  doses <- parse_list(o$doses %||% "gatecal-doses-v1,gatecal-doses-v2,gatecal-exp10-v2", "doses")
   n <- vapply(parse_list(o$n %||% "5,10,20", "n"), parse_int, numeric(1), name = "n", min = 3)
   trials <- parse_int(o$trials %||% "400", "trials", 10)
   boot <- parse_int(o$boot %||% "100", "boot", 10)
@@ -60,11 +60,15 @@ calibration_main <- function(args) {
   a <- alpha / length(GATE_DEFAULT_STATS)
   need <- do.call(rbind, lapply(seq_len(nrow(vd)), function(i) {
     sds <- c(mean = vd$sd_log_mean[i], p90 = vd$sd_log_p90[i])
-    data.frame(cell = vd$cell[i], stat = names(sds), sd = sds,
-               n10_80 = runs_for_power(sds, 0.10, 0.80, threshold, a),
-               n10_95 = runs_for_power(sds, 0.10, 0.95, threshold, a),
-               n25_80 = runs_for_power(sds, 0.25, 0.80, threshold, a),
-               n25_95 = runs_for_power(sds, 0.25, 0.95, threshold, a))
+    spr <- c(mean = vd$spread_mean[i], p90 = vd$spread_p90[i])
+    data.frame(cell = vd$cell[i], stat = names(sds), sd = sds, spread = spr,
+               n10_80 = runs_for_power(spr, 0.10, 0.80, threshold, a),
+               n10_95 = runs_for_power(spr, 0.10, 0.95, threshold, a),
+               n25_80 = runs_for_power(spr, 0.25, 0.80, threshold, a),
+               n25_95 = runs_for_power(spr, 0.25, 0.95, threshold, a),
+               sd_n10_80 = runs_for_power(sds * sqrt(pi / 3), 0.10, 0.80, threshold, a),
+               rs_n10_80 = runs_for_power(c(vd$hl_sd_mean[i], vd$hl_sd_p90[i]) * sqrt(vd$hl_n[i] / 2),
+                                          0.10, 0.80, threshold, a))
   }))
   md <- calibration_markdown(dr, cal, vd, need, threshold, alpha, rt, wb, wt)
   if (!is.null(o$plots) && !is.null(cal)) {

@@ -513,7 +513,37 @@ control_log_pairs <- function(control_means) {
 change_from_pairs <- function(pairs, f) {
   f <- f[is.finite(f)]
   if (!length(pairs) || !length(f)) return(NA_real_)
-  expm1(stats::median(outer(pairs, log1p(f), "+")))
+  expm1(median_of_sums(pairs, log1p(f)))
+}
+
+# The median of the length(x) * length(y) sums x_i + y_j, without forming
+# them: a 300-run control has 90000 pairs, and with 300 dose boots and a
+# bootstrap of 200 the sums would be 5e9 values.  The k-th smallest sum is
+# found by bisection on its value, counting the sums at or below a value
+# with findInterval() (length(y) binary searches in sorted x), then read
+# off exactly as the smallest sum above the bisection's lower end.
+median_of_sums <- function(x, y) {
+  x <- sort(x)
+  y <- sort(y)
+  n <- length(x) * length(y)
+  if (n %% 2 == 1) return(kth_sum(x, y, (n + 1) / 2))
+  (kth_sum(x, y, n / 2) + kth_sum(x, y, n / 2 + 1)) / 2
+}
+
+# The k-th smallest of the sums x_i + y_j (x, y sorted).
+kth_sum <- function(x, y, k) {
+  lo <- x[1] + y[1] - 1
+  hi <- x[length(x)] + y[length(y)]
+  repeat {
+    mid <- (lo + hi) / 2
+    if (mid <= lo || mid >= hi) break
+    if (sum(findInterval(mid - y, x)) >= k) hi <- mid else lo <- mid
+  }
+  # fewer than k sums are <= lo and at least k are <= hi, the next
+  # representable number: the k-th is the smallest sum above lo
+  i <- findInterval(lo - y, x) + 1
+  ok <- i <= length(x)
+  min(x[i[ok]] + y[ok])
 }
 
 # As within_boot_spill(), but boot by boot: each boot's calls right after
@@ -657,26 +687,45 @@ variance_decomposition <- function(rt, samples) {
   s <- samples[samples$run_id %in% ctl$id, , drop = FALSE]
   cv2 <- tapply(s$duration_ns, s$run_id, function(x) stats::var(x) / mean(x)^2 / length(x))
   out <- lapply(split(ctl, ctl$base), function(g) {
+    hl_n <- min(20L, nrow(g) %/% 2L)
     total <- stats::var(log(g$avg_us))
     within <- mean(cv2[as.character(g$id)], na.rm = TRUE)
     data.frame(cell = g$base[1], runs = nrow(g), sd_log_mean = sqrt(total),
                sd_within = sqrt(within), sd_between = sqrt(max(0, total - within)),
                between_share = if (total > 0) max(0, total - within) / total else NA_real_,
                sd_log_p90 = stats::sd(log(g$p90_us)),
+               spread_mean = rank_spread(list(log(g$avg_us))),
+               spread_p90 = rank_spread(list(log(g$p90_us))),
+               hl_n = hl_n, hl_sd_mean = hl_resampled_sd(log(g$avg_us), hl_n),
+               hl_sd_p90 = hl_resampled_sd(log(g$p90_us), hl_n),
                gps_per_run = mean(g$n))
   })
   do.call(rbind, out)
 }
 
+# The SD of the Hodges-Lehmann shift between two random halves of 2n
+# distinct values of `y` (log scale), over `trials` draws: what the gate's
+# estimate of an A/A comparison with n runs a side scatters by, read off
+# the pool itself, to check rank_spread() * sqrt(2/n) against (seeded, so
+# a table reads the same each time).  NA with fewer than 2n finite values.
+hl_resampled_sd <- function(y, n, trials = 2000, seed = 1) {
+  y <- y[is.finite(y)]
+  if (n < 1 || length(y) < 2 * n) return(NA_real_)
+  stats::sd(with_seed(seed, replicate(trials, {
+    i <- sample.int(length(y), 2 * n)
+    stats::median(outer(y[i[seq_len(n)]], y[i[-seq_len(n)]], "-"))
+  })))
+}
+
 # Runs per side for the gate to call a true slowdown `delta` (fraction)
-# SLOWDOWN with probability `power`, at spread sd (log scale): the
-# estimate must exceed log(1+threshold) and its lower bound 0 (normal
-# approximation, rank-test efficiency).
-runs_for_power <- function(sd, delta, power, threshold = 0.05, a = 0.025, cap = RUNS_NEEDED_CAP) {
-  vapply(sd, function(s) {
+# SLOWDOWN with probability `power`, at the rank spread `spread`
+# (rank_spread(), log scale): the estimate must exceed log(1+threshold) and
+# its lower bound 0 (normal approximation, se = spread * sqrt(2/n)).
+runs_for_power <- function(spread, delta, power, threshold = 0.05, a = 0.025, cap = RUNS_NEEDED_CAP) {
+  vapply(spread, function(s) {
     if (is.na(s)) return(NA_real_)
     for (n in 2:cap) {
-      se <- s * sqrt(2 / n / RANK_EFFICIENCY)
+      se <- s * sqrt(2 / n)
       need <- max(log1p(threshold), stats::qnorm(1 - a) * se)
       if (min_p_one_sided(n, n) < a &&
           stats::pnorm((log1p(delta) - need) / se) >= power) return(n)
@@ -867,8 +916,20 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
     check.names = FALSE)
   ntab <- data.frame(
     cell = need$cell, stat = need$stat, `SD (log)` = sprintf("%.3f", need$sd),
+    `rank spread (log)` = sprintf("%.3f", need$spread),
     `10%, 80% power` = fmt_needed(need$n10_80), `10%, 95%` = fmt_needed(need$n10_95),
     `25%, 80%` = fmt_needed(need$n25_80), `25%, 95%` = fmt_needed(need$n25_95),
+    `10%, 80%, from the A/A scatter` = fmt_needed(need$rs_n10_80),
+    `10%, 80%, from the SD` = fmt_needed(need$sd_n10_80),
+    check.names = FALSE)
+  htab <- data.frame(
+    cell = rep(vd$cell, each = 2), stat = rep(c("mean", "p90"), nrow(vd)),
+    `runs a side` = rep(vd$hl_n, each = 2),
+    `resampled` = sprintf("%.3f", c(rbind(vd$hl_sd_mean, vd$hl_sd_p90))),
+    `from the rank spread` = sprintf("%.3f", c(rbind(vd$spread_mean, vd$spread_p90)) *
+                                       sqrt(2 / rep(vd$hl_n, each = 2))),
+    `from the SD` = sprintf("%.3f", c(rbind(vd$sd_log_mean, vd$sd_log_p90)) *
+                              sqrt(pi / 3 * 2 / rep(vd$hl_n, each = 2))),
     check.names = FALSE)
   c(out, "", "### Where the noise is",
     "",
@@ -879,10 +940,19 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
     "", "### Runs per side the gate needs",
     "",
     sprintf(paste("For SLOWDOWN on a true 10%% or 25%% slowdown with the given probability,",
-                  "at the measured spread (normal approximation; the estimate must exceed %s",
-                  "and its one-sided %.1f%% lower bound 0; rank-test efficiency 3/pi)."),
+                  "at the spread the gate's rank statistics see in the control runs",
+                  "(rank_spread(): the Hodges-Lehmann estimate of n runs a side has standard",
+                  "error spread * sqrt(2/n); normal approximation; the estimate must exceed %s",
+                  "and its one-sided %.1f%% lower bound 0). The last two columns put in",
+                  "its place the A/A scatter below (its SD at n runs a side, times sqrt(n/2)),",
+                  "and the SD (SD * sqrt(pi/3), exact for normal data), which the",
+                  "heavy-tailed expedited cells' few slow boots inflate."),
             fmt_pct(threshold, 0), 100 * (1 - a)),
     "", md_table(ntab), "",
+    paste("The check: how far the gate's estimate scatters in A/A comparisons of",
+          "the control pool (SD of the Hodges-Lehmann shift on the log scale over 2000",
+          "random halves), against what each spread predicts."),
+    "", md_table(htab), "",
     sprintf("Runs: %d; accelerator %s; host PUs %s; max oversubscription %.2f; %d host-busy runs left out.",
             nrow(rt), paste(unique(rt$accel), collapse = ","),
             paste(unique(rt$host_pus), collapse = ","), max(rt$oversub, na.rm = TRUE),

@@ -37,8 +37,9 @@ iso_seconds <- function(x) {
 }
 
 # Per setting (rt$variant) and cell: runs, the SD of log(per-run mean) and
-# of log(per-run p90), runs per side for the gate to call a true 10% and
-# 25% slowdown at 80% power (runs_for_power()), the setting's runs per
+# of log(per-run p90), the rank spread of log(per-run mean)
+# (rank_spread()), runs per side for the gate to call a true 10% and
+# 25% slowdown at 80% power at that spread (runs_for_power()), the setting's runs per
 # hour of wall clock (all its runs over the time its guests occupied the
 # host, whatever ran beside them), and the hours one decision on a 10%
 # slowdown costs (both sides' runs at that rate).  Usable rcuscale runs only.
@@ -50,10 +51,12 @@ setting_cost <- function(rt, settings, threshold = 0.05, a = 0.025) {
     rate <- 3600 * nrow(g) / occupied_s(iso_seconds(g$started_at), g$wall_s)
     per_cell <- lapply(split(g, g$cell), function(c) {
       sd_mean <- if (nrow(c) > 1) stats::sd(log(c$avg_us)) else NA_real_
-      n10 <- runs_for_power(sd_mean, 0.10, 0.80, threshold, a)
+      spread <- rank_spread(list(log(c$avg_us)))
+      n10 <- runs_for_power(spread, 0.10, 0.80, threshold, a)
       data.frame(setting = st, cell = c$cell[1], runs = nrow(c), sd_log_mean = sd_mean,
                  sd_log_p90 = if (nrow(c) > 1) stats::sd(log(c$p90_us)) else NA_real_,
-                 n10_80 = n10, n25_80 = runs_for_power(sd_mean, 0.25, 0.80, threshold, a),
+                 spread_mean = spread,
+                 n10_80 = n10, n25_80 = runs_for_power(spread, 0.25, 0.80, threshold, a),
                  runs_per_hour = rate, hours_10 = 2 * n10 / rate)
     })
     do.call(rbind, per_cell)
@@ -61,7 +64,8 @@ setting_cost <- function(rt, settings, threshold = 0.05, a = 0.025) {
   out <- do.call(rbind, rows)
   if (is.null(out)) {
     return(data.frame(setting = character(), cell = character(), runs = integer(),
-                      sd_log_mean = numeric(), sd_log_p90 = numeric(), n10_80 = numeric(),
+                      sd_log_mean = numeric(), sd_log_p90 = numeric(),
+                      spread_mean = numeric(), n10_80 = numeric(),
                       n25_80 = numeric(), runs_per_hour = numeric(), hours_10 = numeric()))
   }
   rownames(out) <- NULL
@@ -74,6 +78,7 @@ setting_cost_markdown <- function(cost) {
     cell = cost$cell, setting = cost$setting, runs = cost$runs,
     `SD log(mean)` = sprintf("%.3f", cost$sd_log_mean),
     `SD log(p90)` = sprintf("%.3f", cost$sd_log_p90),
+    `rank spread log(mean)` = sprintf("%.3f", cost$spread_mean),
     `runs/side, 10% at 80%` = fmt_needed(cost$n10_80),
     `runs/side, 25% at 80%` = fmt_needed(cost$n25_80),
     `runs/h` = sprintf("%.0f", cost$runs_per_hour),

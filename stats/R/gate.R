@@ -33,8 +33,10 @@
 #                 a at all, e.g. 3+3 runs, is not counted) AND the estimate
 #                 > +threshold.
 #   INCONCLUSIVE  neither; with the runs per side that would decide it at
-#                 the measured spread (normal approximation, rank-test
-#                 efficiency 3/pi).
+#                 the spread the rank statistics see (rank_spread(): the
+#                 Hodges-Lehmann estimate's asymptotic standard error,
+#                 from the density of within-side differences; the SD
+#                 with rank-test efficiency 3/pi for few runs or ties).
 # A timed-out rcuscale run of either side is a censored latency: +Inf for
 # every statistic (at least the timeout, slower than any finished run).
 #
@@ -226,7 +228,7 @@ gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
                n_old = x$n_old, n_new = x$n_new, censored_old = x$censored_old,
                censored_new = x$censored_new, estimate = x$rel, lower = x$rel_lo,
                upper = x$rel_hi, level = 1 - a, p = x$p, sd_log = x$sd,
-               min_p = x$min_p, shift = x$shift, hi = x$hi)
+               spread_log = x$spread, min_p = x$min_p, shift = x$shift, hi = x$hi)
   })
   tab <- do.call(rbind, rows)
   enough <- tab$n_old >= min_runs & tab$n_new >= min_runs
@@ -240,7 +242,7 @@ gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
   # the normal approximation can undercut the exact bounds: an undecided
   # row needs at least one more run per side than it has
   tab$runs_needed[und] <- vapply(which(und), function(i) {
-    max(runs_needed(tab$shift[i], tab$sd_log[i], threshold, a, a / m),
+    max(runs_needed(tab$shift[i], tab$spread_log[i], threshold, a, a / m),
         max(tab$n_old[i], tab$n_new[i]) + 1)
   }, numeric(1))
   if (!gated) {

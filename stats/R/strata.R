@@ -47,8 +47,10 @@
 #               pairwise differences.  The variance used is the untied one
 #               (ties move with delta), as for Moses' single-sample bounds;
 #               infinite when the level cannot be reached.
-#     spread    for runs-needed: the pooled within-host SD, the SD of the
-#               finite log values after removing each (host, side) mean.
+#     sd        the pooled within-host SD, the SD of the finite log
+#               values after removing each (host, side) mean.
+#     spread    for runs-needed: rank_spread() over the (host, side)
+#               groups, so neither the host effect nor the shift enters.
 #   Timed-out runs stay +Inf within their host: ranks are exact for them.
 # * One host (the single-machine case): exactly the unstratified gate of
 #   verdict.R (exact rank-sum p-values and Moses bounds), nothing changes.
@@ -221,7 +223,7 @@ strat_compare <- function(old, new, a = 0.025) {
               censored_old = sum(vapply(old, function(x) sum(is.infinite(x)), numeric(1))),
               censored_new = sum(vapply(new, function(x) sum(is.infinite(x)), numeric(1))),
               shift = NA_real_, lo = NA_real_, hi = NA_real_, p = NA_real_, sd = NA_real_,
-              min_p = 1)
+              spread = NA_real_, min_p = 1)
   y_old <- lapply(old, log)
   y_new <- lapply(new, log)
   if (length(both) == 1) {
@@ -239,6 +241,7 @@ strat_compare <- function(old, new, a = 0.025) {
     out$min_p <- van_elteren_min_p(n_new, n_old)
   }
   out$sd <- within_host_sd(c(y_old, y_new))
+  out$spread <- rank_spread(c(y_old, y_new))
   out$rel <- expm1(out$shift)
   out$rel_lo <- expm1(out$lo)
   out$rel_hi <- expm1(out$hi)

@@ -67,7 +67,8 @@ moses_index <- function(n1, n2, a) {
 # Log-scale comparison of new vs old at one-sided level a for the bounds.
 # Returns a list: n_old, n_new, censored_old, censored_new, shift, lo, hi
 # (log scale), rel, rel_lo, rel_hi (exp(.) - 1), p (one-sided), sd
-# (pooled SD of the finite log values, for runs-needed).
+# (pooled SD of the finite log values) and spread (rank_spread() of the two
+# sides: what runs-needed is computed from).
 log_compare <- function(old, new, a = 0.025) {
   old <- old[!is.na(old)]
   new <- new[!is.na(new)]
@@ -75,7 +76,8 @@ log_compare <- function(old, new, a = 0.025) {
   n2 <- length(old)
   out <- list(n_old = n2, n_new = n1, censored_old = sum(is.infinite(old)),
               censored_new = sum(is.infinite(new)), shift = NA_real_,
-              lo = NA_real_, hi = NA_real_, p = NA_real_, sd = NA_real_)
+              lo = NA_real_, hi = NA_real_, p = NA_real_, sd = NA_real_,
+              spread = NA_real_)
   if (n1 >= 1 && n2 >= 1) {
     y1 <- log(new)
     y2 <- log(old)
@@ -92,6 +94,7 @@ log_compare <- function(old, new, a = 0.025) {
       df <- max(1, length(f1) + length(f2) - (length(f1) > 0) - (length(f2) > 0))
       out$sd <- sqrt(ss / df)
     }
+    out$spread <- rank_spread(list(y1, y2))
   }
   out$rel <- expm1(out$shift)
   out$rel_lo <- expm1(out$lo)
@@ -100,27 +103,65 @@ log_compare <- function(old, new, a = 0.025) {
 }
 
 # Asymptotic relative efficiency of the rank-sum test against the t-test
-# for normal data (3/pi): runs-needed from a normal-theory formula is
-# divided by it.
+# for normal data (3/pi): rank_spread()'s normal-theory fallback.
 RANK_EFFICIENCY <- 3 / pi
 RUNS_NEEDED_CAP <- 10000
 
-# Runs per side that would decide a row at the measured spread `sd` (log
-# scale) and estimate `shift`: PASS needs shift + z(1-a) se < log(1+thr),
-# SLOWDOWN needs shift - z(1-a_test) se > 0 (and shift > log(1+thr)), with
-# se = sd * sqrt(2/n).  Also at least the smallest n at which the exact
-# test can reach a_test.  Inf when the estimate sits on the threshold (or no
-# spread is known); capped at RUNS_NEEDED_CAP.
-runs_needed <- function(shift, sd, threshold, a, a_test = a) {
+# The spread the gate's rank statistics see, on the log scale: the sigma
+# with which the Hodges-Lehmann shift of n runs a side has standard error
+# sigma * sqrt(2 / n), and the rank-sum test the matching power
+# (Lehmann 1975): sigma = 1 / (sqrt(12) * h(0)), where h is the density of
+# the difference of two runs of one side, h(0) = integral of f^2.  For
+# normal data this is SD * sqrt(pi / 3); for the heavy-tailed per-run
+# means of expedited GPs it is far less than that (a few slow boots widen
+# the SD but hardly move the ranks), and a runs-needed figure from the SD
+# overstated the runs the gate needs by a factor of 2-4 there.
+# `ys`: a list of groups of log values (each side, or each host and side);
+# infinite values (censored runs) are left out.  h(0) is the Gaussian
+# kernel estimate at 0 (bandwidth bw.nrd0) over the symmetrised differences within each group,
+# so a shift between the groups does not enter.  With fewer than
+# RANK_SPREAD_MIN_PAIRS such differences, or more than RANK_SPREAD_MAX_TIES
+# of them exactly 0 (tick-bound values, where the formula for continuous
+# data does not hold), it falls back to the pooled SD * sqrt(pi / 3).
+# NA when no group has two finite values; 0 when every value ties.
+RANK_SPREAD_MIN_PAIRS <- 20
+RANK_SPREAD_MAX_TIES <- 0.1
+rank_spread <- function(ys) {
+  ys <- lapply(ys, function(y) y[is.finite(y)])
+  d <- unlist(lapply(ys, function(y) {
+    if (length(y) < 2) return(numeric())
+    m <- outer(y, y, "-")
+    m[upper.tri(m)]
+  }))
+  if (!length(d)) return(NA_real_)
+  if (all(d == 0)) return(0)
+  if (length(d) < RANK_SPREAD_MIN_PAIRS || mean(d == 0) > RANK_SPREAD_MAX_TIES) {
+    ss <- sum(vapply(ys, function(y) sum((y - mean(y))^2), numeric(1)))
+    df <- sum(lengths(ys)) - sum(lengths(ys) > 0)
+    return(sqrt(ss / df / RANK_EFFICIENCY))
+  }
+  d <- c(d, -d)
+  h0 <- mean(stats::dnorm(d, 0, stats::bw.nrd0(d)))
+  1 / (sqrt(12) * h0)
+}
+
+# Runs per side that would decide a row at the rank spread `spread`
+# (rank_spread(), log scale) and estimate `shift`: PASS needs
+# shift + z(1-a) se < log(1+thr), SLOWDOWN needs shift - z(1-a_test) se > 0
+# (and shift > log(1+thr)), with se = spread * sqrt(2/n).  Also at least
+# the smallest n at which the exact test can reach a_test.  Inf when the
+# estimate sits on the threshold (or no spread is known); capped at
+# RUNS_NEEDED_CAP.
+runs_needed <- function(shift, spread, threshold, a, a_test = a) {
   t <- log1p(threshold)
   n_test <- 2
   while (min_p_one_sided(n_test, n_test) >= a_test && n_test < 50) n_test <- n_test + 1
-  if (is.na(shift) || is.na(sd) || !is.finite(shift)) return(NA_real_)
-  if (sd == 0) return(n_test)
+  if (is.na(shift) || is.na(spread) || !is.finite(shift)) return(NA_real_)
+  if (spread == 0) return(n_test)
   if (abs(shift - t) < 1e-12) return(Inf)
   gap <- if (shift < t) t - shift else shift
   z <- stats::qnorm(1 - if (shift < t) a else a_test)
-  n <- ceiling(2 * (z * sd / gap)^2 / RANK_EFFICIENCY)
+  n <- ceiling(2 * (z * spread / gap)^2)
   if (n > RUNS_NEEDED_CAP) Inf else max(n, n_test)
 }
 

@@ -63,8 +63,9 @@ test_that("a planted 10% is measured as 10% and caught; A/A is not flagged", {
   # a pool smaller than n gives no row at all
   expect_null(calibrate_pair(matrix(1:3, ncol = 1), matrix(1:3, ncol = 1), 5))
   md <- calibration_markdown(dr, cal, variance_decomposition(rt, read_samples(db)),
-                             data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
-                                        n10_95 = 8, n25_80 = 3, n25_95 = Inf), 0.05, 0.05, rt)
+                             data.frame(cell = "c", stat = "mean", sd = 0.1, spread = 0.08,
+                                        n10_80 = 5, n10_95 = 8, n25_80 = 3, n25_95 = Inf,
+                                        sd_n10_80 = 9, rs_n10_80 = 7), 0.05, 0.05, rt)
   expect_true(any(grepl("Dose-response", md)))
   expect_true(any(grepl("> 10000", md, fixed = TRUE)))
 })
@@ -76,6 +77,39 @@ test_that("variance decomposition: identical GPs within a boot put all spread be
   expect_equal(vd$sd_within, 0)
   expect_equal(vd$between_share, 1)
   expect_equal(vd$sd_log_mean, vd$sd_between)
+})
+
+test_that("runs for power: the normal approximation at se = spread * sqrt(2/n), by hand", {
+  # spread 0.2, 10% at 80%: the estimate (sd 0.2 sqrt(2/n)) must exceed
+  # max(log 1.05, z(0.975) se); at n = 35 se = 0.0478, the bar z se =
+  # 0.0937 and P(est > bar) = pnorm((0.0953 - 0.0937) / 0.0478) = 0.51; the
+  # bar falls below log 1.05 only near n = 140, so the first n with 80% is
+  # where pnorm((log 1.1 - 1.96 se) / se) >= 0.8: se <= log(1.1) / (1.96 + 0.8416)
+  se_max <- log(1.1) / (stats::qnorm(0.975) + stats::qnorm(0.8))
+  expect_equal(runs_for_power(0.2, 0.10, 0.8), ceiling(2 * (0.2 / se_max)^2))
+})
+
+test_that("variance decomposition reads the rank spread and checks it against resampling", {
+  set.seed(3)
+  db <- cal_db(sd = 0.05)
+  rt <- build_run_table(read_runs(db), run_stats(read_samples(db)))
+  vd <- variance_decomposition(rt, read_samples(db))
+  cr <- calibration_runs(rt)
+  ctl <- cr[cr$dose == "0" & cr$usable, ]
+  expect_equal(nrow(ctl), 48)
+  expect_equal(vd$spread_mean, rank_spread(list(log(ctl$avg_us))))
+  expect_equal(vd$hl_n, min(20L, nrow(ctl) %/% 2L))
+  expect_true(is.finite(vd$hl_sd_mean) && vd$hl_sd_mean > 0)
+})
+
+test_that("hl_resampled_sd is the scatter of A/A Hodges-Lehmann shifts", {
+  expect_true(is.na(hl_resampled_sd(1:5, 3)))
+  expect_equal(hl_resampled_sd(rep(1, 10), 5, trials = 50), 0)
+  set.seed(4)
+  # normal data, n = 25 a side: the HL shift's SD is close to
+  # sd * sqrt(pi/3) * sqrt(2/25) = 0.1 * 1.023 * 0.283 = 0.0289
+  s <- hl_resampled_sd(stats::rnorm(4000, 0, 0.1), 25, trials = 2000, seed = 4)
+  expect_equal(s, 0.1 * sqrt(pi / 3) * sqrt(2 / 25), tolerance = 0.08)
 })
 
 test_that("runs for power grow as the spread grows and the slowdown shrinks", {
@@ -144,8 +178,9 @@ test_that("an extra-GP dose's intended change is its share of calls, however bim
   expect_gt(abs(intended_change(ctl, 0.1 * mean(ctl)) - 0.1), 0.005)
   expect_true(dr$lo[2] < 0.1 && 0.1 < dr$hi[2])
   md <- calibration_markdown(dr, NULL, variance_decomposition(rt, read_samples(db)),
-                             data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
-                                        n10_95 = 8, n25_80 = 3, n25_95 = 4), 0.05, 0.05, rt)
+                             data.frame(cell = "c", stat = "mean", sd = 0.1, spread = 0.08,
+                                        n10_80 = 5, n10_95 = 8, n25_80 = 3, n25_95 = 4,
+                                        sd_n10_80 = 9, rs_n10_80 = 7), 0.05, 0.05, rt)
   expect_true(any(grepl("+0.1 GP per call (100 permille)", md, fixed = TRUE)))
 })
 
@@ -376,8 +411,9 @@ test_that("a time dose's intended change is its share, and inside boots it deliv
   expect_equal(tab$planted[1], "extra GPs, 10% of the time (100 permille)")
   expect_match(tab$`off by`, "^[+-]0[.][0-9] pp$")
   md <- calibration_markdown(dr, NULL, variance_decomposition(rt, read_samples(db)),
-                             data.frame(cell = "c", stat = "mean", sd = 0.1, n10_80 = 5,
-                                        n10_95 = 8, n25_80 = 3, n25_95 = 4), 0.05, 0.05, rt,
+                             data.frame(cell = "c", stat = "mean", sd = 0.1, spread = 0.08,
+                                        n10_80 = 5, n10_95 = 8, n25_80 = 3, n25_95 = 4,
+                                        sd_n10_80 = 9, rs_n10_80 = 7), 0.05, 0.05, rt,
                              NULL, wt)
   expect_true(any(grepl("plant's clock sees all", md, fixed = TRUE)))
 })
@@ -412,4 +448,16 @@ test_that("the placebo marks the calls the kernel's time plant would pick", {
   p <- sim_time_plant(base, 250, function(i) 9000)
   expect_equal(time_plant_marks(base, 250, 9000), p$at)
   expect_equal(time_plant_marks(base, 0, 9000), integer(0))
+})
+
+test_that("median_of_sums is the median of all sums, without forming them", {
+  expect_equal(median_of_sums(c(0, 10), c(1, 2, 3)), 7)        # 1 2 3 | 11 12 13
+  expect_equal(median_of_sums(c(1, 2, 3), 0), 2)
+  expect_equal(median_of_sums(c(5, 5, 5), c(1, 1)), 6)          # all tie
+  set.seed(8)
+  for (i in 1:100) {
+    x <- round(stats::rnorm(sample(1:30, 1)), sample(0:3, 1))   # ties, odd and even counts
+    y <- stats::rnorm(sample(1:12, 1), 0, 2)
+    expect_equal(median_of_sums(x, y), stats::median(outer(x, y, "+")), tolerance = 1e-12)
+  }
 })

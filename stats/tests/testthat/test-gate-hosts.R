@@ -290,6 +290,8 @@ test_that("runs-needed uses the within-host spread, not the host effect", {
   y <- log(c(100, 110, 90))
   s <- sqrt(4 * sum((y - mean(y))^2) / (12 - 4))
   expect_equal(m$sd_log, s, tolerance = 1e-9)
+  # 4 groups of 3 runs: 12 differences, too few for the kernel estimate
+  expect_equal(m$spread_log, s * sqrt(pi / 3), tolerance = 1e-9)
   expect_equal(m$verdict, "INCONCLUSIVE")
   n <- ceiling(2 * (stats::qnorm(0.975) * s / (log(1.05) - log(1.04)))^2 / (3 / pi))
   expect_equal(m$runs_needed, n)

@@ -145,10 +145,14 @@ test_that("a wide interval like v4-n2/expedited's -17% [-79%, +40%] is INCONCLUS
   expect_gt(m$upper, 0.05)
   expect_gt(m$lower, -1)
   # runs-needed, hand-computed: PASS needs -0.186 + 1.96 * s * sqrt(2/n) <
-  # log(1.05) at the pooled SD s of the log values, with the rank test's
-  # efficiency 3/pi
-  s <- sqrt((sum((log(old) - mean(log(old)))^2) + sum((log(new) - mean(log(new)))^2)) / 8)
-  n <- ceiling(2 * (stats::qnorm(0.975) * s / (log(1.05) - log(0.83)))^2 / (3 / pi))
+  # log(1.05) at the rank spread s: 1 / (sqrt(12) h(0)), h(0) the Gaussian
+  # kernel estimate at 0 over the 2 x 10 differences within each side (new
+  # is a permutation of old, times 0.83: the same differences), symmetrised
+  d <- outer(log(old), log(old), "-")
+  d <- rep(c(d[upper.tri(d)], -d[upper.tri(d)]), 2)
+  s <- 1 / (sqrt(12) * mean(stats::dnorm(d, 0, stats::bw.nrd0(d))))
+  expect_equal(m$spread_log, s)
+  n <- ceiling(2 * (stats::qnorm(0.975) * s / (log(1.05) - log(0.83)))^2)
   expect_equal(m$runs_needed, n)
   expect_equal(r$cells$runs_needed, max(r$rows$runs_needed[r$rows$gated], na.rm = TRUE))
   expect_match(r$text, "INCONCLUSIVE +v4-n1/normal/w1-r0/h3/hz250-full-idle: decide with [0-9]+ runs per side",
@@ -288,10 +292,51 @@ test_that("verdict helpers: bounds unreachable with few runs are infinite, rules
   expect_equal(row_verdict(Inf, log(1.049), 0.01, TRUE, 0.05, 0.025), "INCONCLUSIVE")
   expect_equal(row_verdict(Inf, log(1.2), 0.03, TRUE, 0.05, 0.025), "INCONCLUSIVE")
   expect_equal(runs_needed(log(1.05), 0.1, 0.05, 0.025), Inf)
+  # SLOWDOWN side, by hand: 0.2 > 1.96 * 0.3 * sqrt(2/n) from n = 18
+  expect_equal(runs_needed(0.2, 0.3, 0.05, 0.025), ceiling(2 * (stats::qnorm(0.975) * 0.3 / 0.2)^2))
   # exact one-sided p with ties equals a full enumeration
   new <- c(1, 2, 2, 3); old <- c(2, 2, 1)
   all_sets <- utils::combn(7, 4)
   r <- rank(c(new, old))
   u <- apply(all_sets, 2, function(i) sum(r[i]))
   expect_equal(rank_sum_greater(new, old), mean(u >= sum(r[1:4])))
+})
+
+test_that("rank_spread is the spread the Hodges-Lehmann estimate and the rank test see", {
+  set.seed(21)
+  # normal data: SD * sqrt(pi/3) (the rank test's efficiency 3/pi)
+  expect_equal(rank_spread(list(stats::rnorm(1500, 0, 0.2))), 0.2 * sqrt(pi / 3), tolerance = 0.05)
+  # Laplace with scale b: integral of f^2 = 1/(4b), so 4b/sqrt(12); its SD
+  # is b sqrt(2), and the rank test needs 2/3 of the t-test's runs there
+  b <- 0.1
+  lap <- b * (stats::rexp(1500) - stats::rexp(1500))
+  expect_equal(rank_spread(list(lap)), 4 * b / sqrt(12), tolerance = 0.07)
+  # heavy tails (one run in ten from a ten times wider spread, as a slow
+  # boot): the SD's figure is far too wide; the rank spread predicts how
+  # the HL shift of 30 runs a side scatters
+  heavy <- function(n) stats::rnorm(n, 0, ifelse(stats::runif(n) < 0.1, 1, 0.1))
+  x <- heavy(1500)
+  hl <- replicate(1500, stats::median(outer(heavy(30), heavy(30), "-")))
+  expect_equal(rank_spread(list(x)) * sqrt(2 / 30), stats::sd(hl), tolerance = 0.12)
+  expect_lt(rank_spread(list(x)), 0.5 * stats::sd(x) * sqrt(pi / 3))
+  # only differences within a group count: a shift between the sides (or
+  # hosts) does not widen it
+  y <- stats::rnorm(40)
+  expect_equal(rank_spread(list(y[1:20], y[21:40] + 5)), rank_spread(list(y[1:20], y[21:40])))
+  # censored runs (+Inf) are left out
+  expect_equal(rank_spread(list(c(y, Inf))), rank_spread(list(y)))
+})
+
+test_that("rank_spread falls back to the SD over 3/pi for few runs or ties", {
+  # 4 + 4 runs: 12 differences, under 20: pooled SD (df 6) * sqrt(pi/3)
+  a <- log(c(100, 110, 90, 105))
+  b <- log(c(200, 230, 190, 210))
+  ss <- sum((a - mean(a))^2) + sum((b - mean(b))^2)
+  expect_equal(rank_spread(list(a, b)), sqrt(ss / 6) * sqrt(pi / 3))
+  # tick-bound values: 12 runs on two ticks, 30 of 66 differences are 0
+  t <- log(rep(c(4000, 8000), each = 6))
+  expect_equal(rank_spread(list(t)), stats::sd(t) * sqrt(pi / 3))
+  expect_equal(rank_spread(list(rep(1, 10))), 0)
+  expect_true(is.na(rank_spread(list(1, 2))))
+  expect_true(is.na(rank_spread(list(numeric()))))
 })
