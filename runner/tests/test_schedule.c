@@ -136,6 +136,17 @@ static void test_override(void **state)
 	assert_int_equal(matrix_override(&m, "bad name", NULL), -1);
 }
 
+/* the files load() wrote: nothing of a test run stays in /tmp */
+static int remove_files(void **state)
+{
+	(void)state;
+	if (path[0])
+		unlink(path);
+	if (mpath[0])
+		unlink(mpath);
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,5 +156,5 @@ int main(void)
 		cmocka_unit_test(test_override),
 	};
 
-	RUN_UNIT_TESTS("schedule", tests);
+	RUN_UNIT_GROUP("schedule", tests, NULL, remove_files);
 }

@@ -13,15 +13,18 @@
 #include <cmocka.h>
 
 /*
- * Run a group and end with the line "NAME: N passed, M failed" that
- * 'make check' adds up; exit status 1 if any failed.
+ * Run a group (with a group setup and teardown, or NULL) and end with the
+ * line "NAME: N passed, M failed" that 'make check' adds up; exit status 1
+ * if any failed.
  */
-#define RUN_UNIT_TESTS(name, tests)							\
+#define RUN_UNIT_GROUP(name, tests, setup, teardown)					\
 	do {										\
-		int failed_ = cmocka_run_group_tests_name(name, tests, NULL, NULL);	\
+		int failed_ = cmocka_run_group_tests_name(name, tests, setup, teardown);	\
 		printf("%s: %zu passed, %d failed\n", name,				\
 		       sizeof(tests) / sizeof((tests)[0]) - (size_t)failed_, failed_);	\
 		return failed_ ? 1 : 0;							\
 	} while (0)
+
+#define RUN_UNIT_TESTS(name, tests) RUN_UNIT_GROUP(name, tests, NULL, NULL)
 
 #endif
