@@ -113,16 +113,18 @@ RUNS_NEEDED_CAP <- 10000
 # (Lehmann 1975): sigma = 1 / (sqrt(12) * h(0)), where h is the density of
 # the difference of two runs of one side, h(0) = integral of f^2.  For
 # normal data this is SD * sqrt(pi / 3); for the heavy-tailed per-run
-# means of expedited GPs it is far less than that (a few slow boots widen
-# the SD but hardly move the ranks), and a runs-needed figure from the SD
-# overstated the runs the gate needs by a factor of 2-4 there.
+# means of expedited GPs it is 1.6-2.2 times less than that (a few slow
+# boots widen the SD but hardly move the ranks), and a runs-needed figure
+# from the SD overstated the runs the gate needs by 2.4-4.5 times there
+# (RESULTS.md, "Runs per side the gate needs").
 # `ys`: a list of groups of log values (each side, or each host and side);
 # infinite values (censored runs) are left out.  h(0) is the Gaussian
-# kernel estimate at 0 (bandwidth bw.nrd0) over the symmetrised differences within each group,
-# so a shift between the groups does not enter.  With fewer than
-# RANK_SPREAD_MIN_PAIRS such differences, or more than RANK_SPREAD_MAX_TIES
-# of them exactly 0 (tick-bound values, where the formula for continuous
-# data does not hold), it falls back to the pooled SD * sqrt(pi / 3).
+# kernel estimate at 0 (bandwidth bw.nrd0) over the symmetrised
+# differences within each group, so a shift between the groups does not
+# enter.  With fewer than RANK_SPREAD_MIN_PAIRS such differences, or more
+# than RANK_SPREAD_MAX_TIES of them exactly 0 (tick-bound values, where the
+# formula for continuous data does not hold), it falls back to the pooled
+# SD * sqrt(pi / 3).
 # NA when no group has two finite values; 0 when every value ties.
 RANK_SPREAD_MIN_PAIRS <- 20
 RANK_SPREAD_MAX_TIES <- 0.1
