@@ -125,7 +125,11 @@ round() { # SCHEDULE BRANCH COMMIT: move the branch, run one round
 	sed 's/^/    /' "$work/round.err" | grep -E 'nightly .*(head|gate|history|measured|FAILED)' || :
 }
 round planted nightly-planted "${planted[0]}"
-expect "round 1: the gate passes commit 1 against after" 0 "${code[planted:${planted[0]}]}"
+# Commit 1 only touches Documentation: an A/A round.  With 4 runs a side
+# the gate cannot promise PASS (one run's p90 a tick off leaves the bound
+# over +5%: INCONCLUSIVE), but it must never call it a slowdown or fail.
+case "${code[planted:${planted[0]}]}" in 0 | 3) r1=ok ;; *) r1="exit ${code[planted:${planted[0]}]}" ;; esac
+expect "round 1: the gate does not call commit 1 (documentation only) a slowdown" ok "$r1"
 expect "round 1 stored 4 runs of each side with the schedule and commit ids" "4 4" \
 	"$(q "SELECT SUM(commit_id = '${planted[0]}'), SUM(commit_id = '$base') FROM runs WHERE schedule = 'planted'" | tr '|' ' ')"
 
