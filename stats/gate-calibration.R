@@ -66,7 +66,7 @@ calibration_main <- function(args) {
                n10_95 = runs_for_power(spr, 0.10, 0.95, threshold, a),
                n25_80 = runs_for_power(spr, 0.25, 0.80, threshold, a),
                n25_95 = runs_for_power(spr, 0.25, 0.95, threshold, a),
-               sd_n10_80 = runs_for_power(sds * sqrt(pi / 3), 0.10, 0.80, threshold, a),
+               sd_n10_80 = runs_for_power(sds / sqrt(RANK_EFFICIENCY), 0.10, 0.80, threshold, a),
                rs_n10_80 = runs_for_power(c(vd$hl_sd_mean[i], vd$hl_sd_p90[i]) * sqrt(vd$hl_n[i] / 2),
                                           0.10, 0.80, threshold, a))
   }))

@@ -929,7 +929,7 @@ calibration_markdown <- function(dr, cal, vd, need, threshold, alpha, rt, wb = N
     `from the rank spread` = sprintf("%.3f", c(rbind(vd$spread_mean, vd$spread_p90)) *
                                        sqrt(2 / rep(vd$hl_n, each = 2))),
     `from the SD` = sprintf("%.3f", c(rbind(vd$sd_log_mean, vd$sd_log_p90)) *
-                              sqrt(pi / 3 * 2 / rep(vd$hl_n, each = 2))),
+                              sqrt(2 / rep(vd$hl_n, each = 2) / RANK_EFFICIENCY)),
     check.names = FALSE)
   c(out, "", "### Where the noise is",
     "",

@@ -38,9 +38,9 @@ iso_seconds <- function(x) {
 
 # Per setting (rt$variant) and cell: runs, the SD of log(per-run mean) and
 # of log(per-run p90), the rank spread of log(per-run mean)
-# (rank_spread()), runs per side for the gate to call a true 10% and
-# 25% slowdown at 80% power at that spread (runs_for_power()), the setting's runs per
-# hour of wall clock (all its runs over the time its guests occupied the
+# (rank_spread()), runs per side for the gate to call a true 10% and 25%
+# slowdown at 80% power at that spread (runs_for_power()), the setting's
+# runs per hour of wall clock (all its runs over the time its guests occupied the
 # host, whatever ran beside them), and the hours one decision on a 10%
 # slowdown costs (both sides' runs at that rate).  Usable rcuscale runs only.
 setting_cost <- function(rt, settings, threshold = 0.05, a = 0.025) {

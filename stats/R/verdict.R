@@ -138,9 +138,7 @@ rank_spread <- function(ys) {
   if (!length(d)) return(NA_real_)
   if (all(d == 0)) return(0)
   if (length(d) < RANK_SPREAD_MIN_PAIRS || mean(d == 0) > RANK_SPREAD_MAX_TIES) {
-    ss <- sum(vapply(ys, function(y) sum((y - mean(y))^2), numeric(1)))
-    df <- sum(lengths(ys)) - sum(lengths(ys) > 0)
-    return(sqrt(ss / df / RANK_EFFICIENCY))
+    return(within_host_sd(ys) / sqrt(RANK_EFFICIENCY))
   }
   d <- c(d, -d)
   h0 <- mean(stats::dnorm(d, 0, stats::bw.nrd0(d)))
