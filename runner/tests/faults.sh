@@ -46,10 +46,18 @@ f0=$fail
 "$rcuwb" -q -d "$db" run "$work/qk.yaml" &
 pid=$!
 qpid=
+qdom=
 for _ in $(seq 1 300); do
 	# a run's guest, not the accelerator probe's KVM trial guest
-	qpid=$(pgrep -f "guest=rcuwb-[0-9-]*-$pid-.* -accel tcg" | head -n1)
+	read -r qpid qdom < <(pgrep -af "guest=rcuwb-[0-9-]*-$pid-.* -accel tcg" |
+		sed -n '1s/^\([0-9]*\) .*guest=\(rcuwb-[0-9-]*\),.*/\1 \2/p')
 	[ -n "$qpid" ] && break
+	sleep 0.1
+done
+# killed while libvirt still starts it, the guest never ran (qemu-failed):
+# wait until libvirt has it running, as the OOM killer would find it
+for _ in $(seq 1 300); do
+	[ "$(virsh -c qemu:///system domstate "$qdom" 2>/dev/null)" = running ] && break
 	sleep 0.1
 done
 sleep 1
