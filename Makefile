@@ -103,7 +103,7 @@ report: runner
 # The 1-vCPU matrices (GATECAL_SIDE) run two guests side by side, on a PU
 # each: `make sidebyside` measured the same means and no wider spread
 # there, at twice the runs per hour.  The others run one guest at a time.
-GATECAL := gatecal-v1 gatecal-v2 gatecal-doses-v1 gatecal-doses-v2 gatecal-exp10-v2
+GATECAL := gatecal-v1 gatecal-v2 gatecal-doses-v1 gatecal-doses-v2 gatecal-exp10-v3
 GATECAL_SIDE := gatecal-v1 gatecal-doses-v1
 gate-calibration: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="planted"
@@ -181,6 +181,7 @@ check: deps libvirt runner initramfs
 		runner/tests/faults.sh && \
 		runner/tests/hosts.sh && \
 		runner/tests/gate.sh && \
+		runner/tests/plant.sh && \
 		runner/tests/midboot.sh && \
 		runner/tests/debian612.sh && \
 		runner/tests/nightly.sh; \
