@@ -103,8 +103,8 @@ report: runner
 # The 1-vCPU matrices (GATECAL_SIDE) run two guests side by side, on a PU
 # each: `make sidebyside` measured the same means and no wider spread
 # there, at twice the runs per hour.  The others run one guest at a time.
-GATECAL := gatecal-v1 gatecal-v2 gatecal-doses-v1 gatecal-doses-v2 gatecal-exp10-v3
-GATECAL_SIDE := gatecal-v1 gatecal-doses-v1
+GATECAL := gatecal-v1 gatecal-v2 gatecal-doses-v1 gatecal-doses-v2 gatecal-exp10-v3 gatecal-exp-v1
+GATECAL_SIDE := gatecal-v1 gatecal-doses-v1 gatecal-exp-v1
 gate-calibration: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="planted"
 	@for m in $(GATECAL); do j=1; case " $(GATECAL_SIDE) " in *" $$m "*) j=2;; esac; \

@@ -4,7 +4,7 @@
 #
 # Usage:
 #   Rscript stats/gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]
-#       [--doses gatecal-doses-v1,gatecal-doses-v2,gatecal-exp10-v2,gatecal-exp10-v3]
+#       [--doses gatecal-doses-v1,gatecal-doses-v2,gatecal-exp10-v2,gatecal-exp10-v3,gatecal-exp-v1]
 #       [--n 5,10,20] [--trials 400]
 #       [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE.md]
 #
@@ -35,7 +35,7 @@ calibration_main <- function(args) {
   require_opts(o, "db")
   db <- check_db(o$db)
   matrices <- parse_list(o$matrix %||% "gatecal-v1,gatecal-v2", "matrix")
-  doses <- parse_list(o$doses %||% "gatecal-doses-v1,gatecal-doses-v2,gatecal-exp10-v2,gatecal-exp10-v3", "doses")
+  doses <- parse_list(o$doses %||% "gatecal-doses-v1,gatecal-doses-v2,gatecal-exp10-v2,gatecal-exp10-v3,gatecal-exp-v1", "doses")
   n <- vapply(parse_list(o$n %||% "5,10,20", "n"), parse_int, numeric(1), name = "n", min = 3)
   trials <- parse_int(o$trials %||% "400", "trials", 10)
   boot <- parse_int(o$boot %||% "100", "boot", 10)
