@@ -447,6 +447,8 @@ static void on_reconnect(int timer, void *opaque)
 	     now_s() - hv->lost_at, hv->nrunning);
 	destroy_orphans(hv);
 	readopt(hv);
+	if (hv->on_back)
+		hv->on_back(hv->back_opaque);
 }
 
 static void on_close(virConnectPtr conn, int reason, void *opaque)
@@ -599,9 +601,14 @@ int hv_open_lazy(struct hypervisor *hv, const char *uri, int reconnect_s)
 	return 0;
 }
 
-void hv_close(struct hypervisor *hv)
+void hv_stop_guests(struct hypervisor *hv)
 {
 	stop_all(hv, END_INTERRUPTED, "runner exiting");
+}
+
+void hv_close(struct hypervisor *hv)
+{
+	hv_stop_guests(hv);
 	give_up(hv, "runner exiting while libvirt was away");	/* what could not be destroyed */
 	if (hv->conn && !hv->lost)
 		destroy_orphans(hv);

@@ -71,6 +71,9 @@ struct hypervisor {
 	int norphans;
 	struct guest *guests;		/* running */
 	int nrunning;
+	/* the owner's work for a connection that is back (after a reconnect) */
+	void (*on_back)(void *opaque);
+	void *back_opaque;
 };
 
 #define HV_RECONNECT_S 120
@@ -124,6 +127,8 @@ int hv_sleep(struct hypervisor *hv, int ms);
  * the connection comes back before the runner exits.
  */
 void hv_abandon(struct hypervisor *hv, const char *why);
+/* Destroy every running guest (END_INTERRUPTED, "runner exiting"); hv_close() does it first. */
+void hv_stop_guests(struct hypervisor *hv);
 /* Destroy a running guest, recording why. */
 void guest_stop(struct hypervisor *hv, struct guest *g, enum guest_end why, const char *detail);
 

@@ -65,7 +65,8 @@ static int stage_files(struct job *j, char *kernel, char *initrd, size_t cap)
 	j->guest.stream_console = true;
 	if (stage_volume(h->hv.conn, h->spec.pool, k->vmlinux, "vmlinux", kernel, cap) < 0 ||
 	    stage_volume(h->hv.conn, h->spec.pool, k->initramfs, "initramfs.cpio", initrd, cap) < 0 ||
-	    stage_log_path(kernel, j->guest.name, j->remote_log, sizeof(j->remote_log)) < 0)
+	    stage_log_path(kernel, j->guest.name, j->remote_log, sizeof(j->remote_log)) < 0 ||
+	    vmhost_track_log(h, j->guest.name) < 0)
 		return -1;
 	if (j->env.run_dir[0])
 		return mkdir_p(j->env.run_dir) < 0 ? -1 :
@@ -244,16 +245,17 @@ static void unstage(struct job *j)
 }
 
 /*
- * A remote guest: its whole console from the host's log replaces what the
- * stream delivered (which may miss the end), parsed again from the start.
- * Without the log (the host unreachable) the stream's copy stands.
+ * A remote guest that ran: its whole console from the host's log replaces
+ * what the stream delivered (which may miss the end), parsed again from
+ * the start.  Without the log (the host unreachable, or the run lost with
+ * the connection) the stream's copy stands.
  */
 static void fetch_remote_log(struct job *j)
 {
 	struct buf all = { 0 };
 	struct vmhost *h = j->host;
 
-	if (!j->remote_log[0] || !j->guest.dom_started || h->hv.lost || !h->hv.conn)
+	if (!j->guest.dom_started || j->guest.lost_with_conn || h->hv.lost || !h->hv.conn)
 		return;
 	if (stage_fetch_log(h->hv.conn, j->remote_log, j->guest.console_path) < 0 ||
 	    read_file(j->guest.console_path, &all) < 0) {
@@ -274,7 +276,10 @@ int job_finish(struct bench *b, struct job *j)
 
 	struct host_mark load1;
 
-	fetch_remote_log(j);
+	if (j->remote_log[0]) {	/* nothing of the guest stays on its host, however it ended */
+		fetch_remote_log(j);
+		vmhost_drop_log(j->host, j->guest.name);
+	}
 	console_finish(&j->con);
 	j->env.ended = j->guest.ended ? j->guest.ended : now_s();
 	vmhost_mark(j->host, &load1);

@@ -108,6 +108,21 @@ void stage_local_clean_stale(struct hypervisor *hv)
 	closedir(d);
 }
 
+/* A guest of that name runs on the host (another machine's runner may share a pid with a dead one here). */
+static bool guest_alive(virConnectPtr conn, const char *log)
+{
+	char name[128];
+	virDomainPtr dom;
+	bool alive;
+
+	snprintf(name, sizeof(name), "%.*s", (int)(strlen(log) - 12), log);
+	dom = virDomainLookupByName(conn, name);
+	alive = dom && virDomainIsActive(dom) == 1;
+	if (dom)
+		virDomainFree(dom);
+	return alive;
+}
+
 /* Console logs of runners that are gone, in the pool. */
 static void clean_stale_logs(virConnectPtr conn)
 {
@@ -124,7 +139,7 @@ static void clean_stale_logs(virConnectPtr conn)
 		size_t len = name ? strlen(name) : 0;
 
 		if (len > 12 && !strcmp(name + len - 12, ".console.log") && !strncmp(name, "rcuwb-", 6) &&
-		    stage_orphaned(name))
+		    stage_orphaned(name) && !guest_alive(conn, name))
 			virStorageVolDelete(vols[i], 0);
 		virStorageVolFree(vols[i]);
 	}
@@ -392,19 +407,50 @@ int stage_volume(virConnectPtr conn, const char *pool_dir, const char *file, con
 	return ret;
 }
 
+/* The volume a guest's console log is: NAME.console.log. */
+static int log_vol_name(const char *guest, char *out, size_t cap)
+{
+	return path_fmt(out, cap, "%s.console.log", guest);
+}
+
 int stage_log_path(const char *kernel_path, const char *name, char *out, size_t cap)
 {
 	const char *slash = strrchr(kernel_path, '/');
+	char vol[128];
 
 	if (!slash)
 		return set_err("volume path %s is not absolute", kernel_path);
-	return path_fmt(out, cap, "%.*s/%s.console.log", (int)(slash - kernel_path), kernel_path, name);
+	if (log_vol_name(name, vol, sizeof(vol)) < 0)
+		return -1;
+	return path_fmt(out, cap, "%.*s/%s", (int)(slash - kernel_path), kernel_path, vol);
 }
 
 static int recv_file(virStreamPtr st, const char *data, size_t n, void *opaque)
 {
 	(void)st;
 	return write(*(int *)opaque, data, n) == (ssize_t)n ? (int)n : -1;
+}
+
+int stage_drop_log(virConnectPtr conn, const char *guest)
+{
+	virStoragePoolPtr pool = virStoragePoolLookupByName(conn, POOL_NAME);
+	virStorageVolPtr vol;
+	char name[128];
+	int ret = 0;
+
+	if (!pool || log_vol_name(guest, name, sizeof(name)) < 0) {
+		if (pool)
+			virStoragePoolFree(pool);
+		return pool ? -1 : 0;	/* no pool: nothing of ours on that host */
+	}
+	virStoragePoolRefresh(pool, 0);
+	vol = virStorageVolLookupByName(pool, name);
+	if (vol && virStorageVolDelete(vol, 0) < 0)
+		ret = set_err("libvirt: cannot delete %s from the pool: %s", name, hv_err());
+	if (vol)
+		virStorageVolFree(vol);
+	virStoragePoolFree(pool);
+	return ret;
 }
 
 int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *local_path)
@@ -443,7 +489,6 @@ int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *loc
 		goto out;
 	}
 	fd = -1;
-	virStorageVolDelete(vol, 0);
 	ret = 0;
 out:
 	if (fd >= 0)

@@ -45,10 +45,12 @@ void stage_remote_clean_stale(virConnectPtr conn);
  * directory beside its kernel (kernel_path), as NAME.console.log.  The
  * console stream can miss the last bytes a guest writes before it powers
  * off (the pty goes with QEMU), the log cannot: once the guest is gone,
- * stage_fetch_log() downloads it (virStorageVolDownload) to local_path and
- * deletes it from the host.
+ * stage_fetch_log() downloads it (virStorageVolDownload) to local_path,
+ * and stage_drop_log() deletes the log of guest NAME from the host however
+ * the guest ended (0 when there is none).
  */
 int stage_log_path(const char *kernel_path, const char *name, char *out, size_t cap);
 int stage_fetch_log(virConnectPtr conn, const char *remote_path, const char *local_path);
+int stage_drop_log(virConnectPtr conn, const char *name);
 
 #endif

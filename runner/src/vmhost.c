@@ -21,16 +21,71 @@
 #include "common.h"
 #include "stage.h"
 
+static bool reachable(const struct vmhost *h)
+{
+	return h->hv.conn && !h->hv.lost;
+}
+
+/* Delete the logs of ended guests (all: every guest, at exit); those that fail stay listed. */
+static void sweep_logs(struct vmhost *h, bool all)
+{
+	int i, k = 0;
+
+	for (i = 0; i < h->nlogs; i++) {
+		struct host_log *l = &h->logs[i];
+
+		if ((all || l->ended) && reachable(h) && stage_drop_log(h->hv.conn, l->guest) == 0)
+			continue;
+		h->logs[k++] = *l;
+	}
+	h->nlogs = k;
+}
+
+/* The connection is back: what could not be deleted while it was away. */
+static void on_back(void *opaque)
+{
+	sweep_logs(opaque, false);
+}
+
+int vmhost_track_log(struct vmhost *h, const char *guest)
+{
+	struct host_log *l;
+
+	if (!h->remote)
+		return 0;
+	l = realloc(h->logs, (size_t)(h->nlogs + 1) * sizeof(*l));
+	if (!l)
+		return set_err("out of memory");
+	h->logs = l;
+	l += h->nlogs++;
+	snprintf(l->guest, sizeof(l->guest), "%s", guest);
+	l->ended = false;
+	return 0;
+}
+
+void vmhost_drop_log(struct vmhost *h, const char *guest)
+{
+	int i;
+
+	for (i = 0; i < h->nlogs; i++)
+		if (!strcmp(h->logs[i].guest, guest))
+			h->logs[i].ended = true;
+	sweep_logs(h, false);
+}
+
 int vmhost_open(struct vmhost *h, const struct host_spec *spec, int idx, bool lazy)
 {
+	int ret;
+
 	memset(h, 0, sizeof(*h));
 	h->spec = *spec;
 	h->idx = idx;
 	h->remote = !hosts_uri_is_local(spec->uri);
 	h->load.timer = -1;
-	if (lazy)
-		return hv_open_lazy(&h->hv, spec->uri, spec->reconnect_s);
-	return hv_open(&h->hv, spec->uri);
+	ret = lazy ? hv_open_lazy(&h->hv, spec->uri, spec->reconnect_s) : hv_open(&h->hv, spec->uri);
+	h->hv.on_back = on_back;
+	h->hv.back_opaque = h;
+	return ret;
 }
 
 static int setup_local(struct vmhost *h, struct pulocks *locks)
@@ -107,8 +162,13 @@ void vmhost_link_same_machine(struct vmhost *h, struct vmhost *hosts, int n)
 
 void vmhost_close(struct vmhost *h)
 {
+	hv_stop_guests(&h->hv);
+	sweep_logs(h, true);
 	hv_close(&h->hv);
 	nodeload_stop(&h->load);
+	free(h->logs);
+	h->logs = NULL;
+	h->nlogs = 0;
 }
 
 bool vmhost_usable(const struct vmhost *h)

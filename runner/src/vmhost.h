@@ -33,6 +33,19 @@ struct vmhost {
 	struct placer pl;
 	bool kvm, numa_host;
 	struct nodeload load;		/* remote hosts */
+	/*
+	 * The console logs this runner's guests have on the host (remote
+	 * hosts): each is deleted when its guest has ended, or, if the host
+	 * cannot be reached then, when it is back and before the runner exits
+	 * (else by the next runner's stale cleanup).
+	 */
+	struct host_log *logs;
+	int nlogs;
+};
+
+struct host_log {
+	char guest[64];
+	bool ended;
 };
 
 /* Other load at one moment: from /proc (local) or libvirt (remote). */
@@ -59,6 +72,13 @@ void vmhost_close(struct vmhost *h);
  * linked with those of hosts[0..n).
  */
 void vmhost_link_same_machine(struct vmhost *h, struct vmhost *hosts, int n);
+/*
+ * A remote guest's console log: on the host from its start (track), to be
+ * deleted once the guest has ended (drop): now, or as soon as the host can
+ * be reached again.  -1 only when out of memory; nothing for the local host.
+ */
+int vmhost_track_log(struct vmhost *h, const char *guest);
+void vmhost_drop_log(struct vmhost *h, const char *guest);
 /* Usable for new guests now: connected, set up and not interrupted. */
 bool vmhost_usable(const struct vmhost *h);
 
