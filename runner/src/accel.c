@@ -53,7 +53,7 @@ static int cached_verdict(struct vmhost *h, const char *path)
 	return verdict;
 }
 
-static void store_verdict(struct vmhost *h, const char *path, bool kvm)
+static void store_verdict(struct vmhost *h, const char *path, int kvm)
 {
 	char key[400];
 	FILE *f = fopen(path, "we");
@@ -65,12 +65,19 @@ static void store_verdict(struct vmhost *h, const char *path, bool kvm)
 	fclose(f);
 }
 
-static bool kvm_boots(struct bench *b, struct vmhost *h, const struct kernel_build *k)
+/*
+ * Boot a guest under KVM: 1 it ran, 0 KVM cannot run it here (QEMU failed
+ * at start, died, or the guest crashed or hung: whichever way it fails on
+ * this machine), -1 the trial said nothing about KVM (the runner could not
+ * stage it, was interrupted, or lost the host): not a verdict to keep.
+ * Its cleanup is the one every run has (job_finish()).
+ */
+static int kvm_boots(struct bench *b, struct vmhost *h, const struct kernel_build *k)
 {
 	const char *t = getenv("RCUWB_KVM_PROBE_TIMEOUT");
 	struct bench probe = *b;
 	struct job j = { 0 };
-	bool ok;
+	int ran, v;
 
 	probe.db = NULL;
 	probe.results_dir[0] = '\0';
@@ -82,13 +89,21 @@ static bool kvm_boots(struct bench *b, struct vmhost *h, const struct kernel_bui
 	topo_make(&j.spec.topo, 1, 0, 256, 0, 0, 0);
 	j.spec.timeout_s = t ? atoi(t) : 20;
 	info("rcuwb: trying a guest under KVM (up to %d s)...\n", j.spec.timeout_s);
-	ok = job_run(&probe, &j) == 0 && j.result.outcome == OUT_OK;
-	if (!ok)
+	ran = job_run(&probe, &j);
+	b->seq = probe.seq;
+	h->kvm = false;
+	if (ran < 0 && j.guest.end != END_START_FAILED)
+		v = set_err("the KVM trial guest could not be started: %s", last_err());
+	else if (j.result.outcome == OUT_INTERRUPTED || j.guest.lost_with_conn)
+		v = set_err("the KVM trial was cut short (%s%s%s): start again", outcome_name(j.result.outcome),
+			    j.result.detail[0] ? ": " : "", j.result.detail);
+	else
+		v = j.result.outcome == OUT_OK;
+	if (v == 0)
 		info("rcuwb: KVM cannot run this guest here (%s%s%s): using TCG\n",
 		     outcome_name(j.result.outcome), j.result.detail[0] ? ": " : "", j.result.detail);
-	b->seq = probe.seq;
 	job_free(&j);
-	return ok;
+	return v;
 }
 
 /* This machine's /dev/kvm can be opened at all (the local host only). */
@@ -127,6 +142,8 @@ int accel_choose(struct bench *b, struct vmhost *h, const struct kernel_build *k
 	v = cached_verdict(h, path);
 	if (v < 0) {
 		v = kvm_boots(b, h, k);
+		if (v < 0)
+			return -1;
 		store_verdict(h, path, v);
 	}
 	h->kvm = v;
