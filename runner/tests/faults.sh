@@ -217,6 +217,9 @@ check "no stale staging left" no_staging
 [ "$fail" -eq "$f0" ] && row "a guest flooding its console" "init writing 64 KiB lines without end (\`rcuwb_flood\` on the kernel command line)" \
 	"stopped at 1.5 MiB of console (below virtlogd's 2 MiB rotation), $took s into the run, stored as \`badness\` (console flood); log kept at $((size >> 10)) KiB; the parser keeps at most 4 KiB of a line" 0
 
+check "no console log or staging of these runs left on the host" \
+	bash -c "! ls /var/lib/libvirt/rcuwb /var/lib/libvirt/rcuwb-pool 2>/dev/null | grep -q '^rcuwb-'"
+
 mkdir -p "$(dirname "$table")"
 {
 	echo "| fault | how it is injected | what rcuwb did | runs lost |"

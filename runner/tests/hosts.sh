@@ -26,6 +26,12 @@ pool_session=/var/lib/rcuwb-session/pool
 # rcuwb's guests on an endpoint, running or not
 guests() { virsh -c "$1" list --all --name 2>/dev/null | grep '^rcuwb-'; }
 session_qemus() { pgrep -u rcuwb-session -f qemu-system; }
+# what the two pools hold beyond staged kernels and initramfs images (and
+# their upload markers): a console log left behind, say
+left_in_pools() {
+	ls "$pool_tcp" "$pool_session" 2>/dev/null | grep -v -e '^$' -e ':$' |
+		grep -Ev '^[0-9a-f]{16}-(vmlinux|initramfs\.cpio)(\.ok)?$'
+}
 
 mat() { # NAME REPS: before and after in one 1-vCPU cell, normal GPs
 	cat > "$work/$1.yaml" <<-EOF
@@ -71,8 +77,8 @@ paths=$(grep -o '[>"]/[^<">][^<"]*' "$tcp_xml" | cut -c2- | sort -u)
 expect "every path in it is in the host's pool" "" "$(grep -v "^$pool_tcp/" <<< "$paths")"
 check "none is this machine's results, cache or home" \
 	bash -c "! grep -q -e '$work' -e '${RCUWB_CACHE:-$HOME/.cache/rcuwb}' -e '$HOME' -e /var/lib/libvirt/rcuwb/ '$tcp_xml'"
-check "the console log came back into the run directory, and left the host" \
-	bash -c "test -s '${tcp_xml%/*}/console.log' && ! ls $pool_tcp $pool_session | grep -q console.log"
+check "the console log came back into the run directory" test -s "${tcp_xml%/*}/console.log"
+expect "the pools hold only kernel and initramfs volumes (the KVM trial's log is gone too)" "" "$(left_in_pools)"
 check "each volume was uploaded at most once to each host" \
 	test -z "$(grep "uploading " "$work/split.out" | sort | uniq -d)"
 check "no guest left on either endpoint" bash -c "[ -z \"\$(virsh -c '$tcp_uri' list --all --name | grep rcuwb-; virsh -c '$session_uri' list --all --name | grep rcuwb-)\" ]"
@@ -109,13 +115,70 @@ expect "every planned run stored exactly once as a result" "12|12" \
 check "the guest in flight is gone from the session host" bash -c "! virsh -c '$session_uri' list --all --name | grep -q '$inflight'"
 expect "no domain left on either endpoint" "" "$(guests "$tcp_uri"; guests "$session_uri")"
 expect "no QEMU of the session user left" "" "$(session_qemus)"
+expect "the pools hold only kernel and initramfs volumes (the lost run's log is gone)" "" "$(left_in_pools)"
 # (the two endpoints share this machine's 2 PUs: each sees the other's
 # guest as other load, so runs come out host-busy, which --resume repeats)
 busy=$(q "SELECT COUNT(*) FROM runs WHERE matrix='drop' AND $busy_sql = 'host-busy'")
 check "--resume plans again only the host-busy runs" grep -q "^$busy runs" \
 	<<< "$("$rcuwb" -d "$db" run -n --resume --hosts "$work/hosts.yaml" "$work/drop.yaml")"
 
-# 3. Bad hosts files: one line naming the file, line and key.
+# 3. A guest whose QEMU fails at start on a remote host (an option QEMU does
+# not know, through the domain template), and the KVM trial failing there
+# in each way it can here: at start (the same template), QEMU killed under
+# the running trial guest, the trial guest hung past its time limit.  Each
+# time the runner says so and goes on with TCG, and nothing is left on the
+# host.  Every trial has a results directory (and so a verdict cache) of its own.
+sed -e "s|^<domain type='qemu'>|<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>|" \
+	-e "s|^</domain>|  <qemu:commandline><qemu:arg value='-rcuwb-no-such-option'/></qemu:commandline>\n</domain>|" \
+	"$here/../../VMs/domain.xml" > "$work/fails-at-start.xml"
+tboot() { # DIR ACCEL [ARGS]: one 1-vCPU boot on the TCP host, results in DIR/rcuwb.db
+	mkdir -p "$1"
+	"$rcuwb" -d "$1/rcuwb.db" -c "$tcp_uri" boot -k "$variant" -n 1 --boot-only -t 60 -M trial -a "$2" "${@:3}"
+}
+RCUWB_DOMAIN_TEMPLATE=$work/fails-at-start.xml tboot "$work/start" tcg > "$work/start.out" 2>&1
+expect "a remote guest whose QEMU fails at start is stored as qemu-failed" qemu-failed \
+	"$(sqlite3 "$work/start/rcuwb.db" "SELECT outcome FROM runs")"
+check "QEMU's own words are kept" sqlite3 "$work/start/rcuwb.db" "SELECT 1 FROM runs WHERE outcome_detail LIKE '%rcuwb-no-such-option%'"
+expect "and its console log left the host" "" "$(left_in_pools)"
+if [ -c /dev/kvm ] && virsh -c "$tcp_uri" capabilities | grep -q "<domain type='kvm'"; then
+	RCUWB_DOMAIN_TEMPLATE=$work/fails-at-start.xml tboot "$work/t1" auto > "$work/t1.out" 2>&1
+	check "a KVM trial whose QEMU fails at start: TCG, saying why" \
+		grep -q "KVM cannot run this guest here (qemu-failed: .*rcuwb-no-such-option.*): using TCG" "$work/t1.out"
+	expect "and nothing of it left on the host" "" "$(left_in_pools)$(guests "$tcp_uri")"
+	# QEMU killed under the trial guest, once libvirt has it running; if the
+	# trial fails before it runs here, its QEMU cannot be killed
+	tboot "$work/t2" auto > "$work/t2.out" 2>&1 &
+	tb=$!
+	killed=
+	for _ in $(seq 1 300); do
+		dom=$(guests "$tcp_uri" | head -1)
+		if [ -n "$dom" ] && [ "$(virsh -c "$tcp_uri" domstate "$dom" 2>/dev/null)" = running ]; then
+			killed=$(pgrep -f "guest=$dom,.*-accel kvm") && kill -9 $killed
+			break
+		fi
+		kill -0 "$tb" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$tb"
+	if [ -n "$killed" ]; then
+		check "a KVM trial whose QEMU is killed: TCG, saying why" \
+			grep -q "KVM cannot run this guest here (host-failed: .*): using TCG" "$work/t2.out"
+	else
+		check "a KVM trial that fails before its guest runs: TCG, saying why ($(grep -o 'KVM cannot run this guest here ([a-z-]*' "$work/t2.out"))" \
+			grep -q "KVM cannot run this guest here (.*): using TCG" "$work/t2.out"
+	fi
+	check "and the run after it ran under TCG" test "$(sqlite3 "$work/t2/rcuwb.db" "SELECT accel || outcome FROM runs")" = tcgok
+	expect "and nothing of it left on the host" "" "$(left_in_pools)$(guests "$tcp_uri")"
+	# a trial guest that does not finish in time (0 s: at its first check)
+	RCUWB_KVM_PROBE_TIMEOUT=0 tboot "$work/t3" auto > "$work/t3.out" 2>&1
+	check "a KVM trial that does not finish in time: TCG, saying why ($(grep -o 'KVM cannot run this guest here ([a-z-]*' "$work/t3.out"))" \
+		grep -q "KVM cannot run this guest here (.*): using TCG" "$work/t3.out"
+	expect "and nothing of it left on the host" "" "$(left_in_pools)$(guests "$tcp_uri")"
+else
+	echo "  (no KVM offered at $tcp_uri: no KVM trial to test)"
+fi
+
+# 4. Bad hosts files: one line naming the file, line and key.
 printf 'hosts:\n  - uri: qemu:///system\n    pus: lots\n' > "$work/bad1.yaml"
 expect "a bad PU budget is named" "rcuwb: error: $work/bad1.yaml:3: pus: give a whole number from 1 to 4096" \
 	"$("$rcuwb" -d "$db" run -n --hosts "$work/bad1.yaml" "$work/drop.yaml" 2>&1)"
