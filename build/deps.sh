@@ -14,6 +14,8 @@ pkgs=(
 	clang libclang-rt-14-dev
 	# statistics
 	r-base-core r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-testthat r-cran-jsonlite r-cran-base64enc r-cran-svglite r-cran-xml2 r-cran-energy
+	# the sequential gate's spending boundaries
+	r-cran-rpact
 	# nightly schedules: systemd-analyze verify of the timer units; the
 	# dashboard test loads the page in a real (headless) browser
 	systemd chromium

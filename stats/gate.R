@@ -6,7 +6,12 @@
 #       [--threshold 5%] [--alpha 0.05] [--stat mean,p90] [--min-runs 3]
 #       [--matrix NAME[,NAME]] [--since ISO-DATE] [--allow-config]
 #       [--json [FILE|-]] [--junit FILE] [--quiet]
+#       [--looks ID,ID,... --max-runs N [--final]]
 #
+# --looks makes it the sequential gate (R/sequential.R): this is one look
+# of several, each earlier look given by the largest run id it saw; the
+# design has at most --max-runs runs a side, and --final (or reaching
+# --max-runs) spends what is left of alpha.
 # Exit status: 0 pass (a slowdown beyond the threshold is ruled out in
 # every cell), 1 slowdown (or more failures), 2 hard failure in the
 # candidate or sides not comparable, 3 inconclusive (the runs per side that
@@ -24,8 +29,22 @@ source(file.path(local({
 GATE_USAGE <- paste(
   "usage: gate.R --db PATH --baseline V1 --candidate V2 [--threshold 5%] [--alpha 0.05]",
   "[--stat mean,p90] [--min-runs 3] [--matrix NAME] [--since DATE] [--allow-config]",
-  "[--json [FILE|-]] [--junit FILE] [--quiet]"
+  "[--json [FILE|-]] [--junit FILE] [--quiet] [--looks ID,ID,... --max-runs N [--final]]"
 )
+
+# --looks "" (the first look) or "120,160": increasing run ids
+parse_looks <- function(x) {
+  if (isTRUE(x) || !nzchar(x)) return(integer())
+  v <- suppressWarnings(as.numeric(strsplit(x, ",", fixed = TRUE)[[1]]))
+  if (anyNA(v) || any(v < 1) || any(v != floor(v)) || any(diff(v) <= 0)) {
+    usage_error("bad value for --looks: '%s' (give the largest run id of each earlier look, increasing)", x)
+  }
+  if (length(v) >= SEQ_MAX_LOOKS) {
+    usage_error("bad value for --looks: '%s' (at most %d looks: add runs in larger batches)", x,
+                SEQ_MAX_LOOKS)
+  }
+  as.integer(v)
+}
 
 parse_stats <- function(x) {
   v <- parse_list(x, "stat")
@@ -40,7 +59,7 @@ gate_main <- function(args) {
   spec <- c(db = "value", baseline = "value", candidate = "value", threshold = "value",
             alpha = "value", "min-runs" = "value", matrix = "value", since = "value",
             stat = "value", json = "optional", junit = "value", "allow-config" = "flag",
-            quiet = "flag", help = "flag")
+            quiet = "flag", help = "flag", looks = "optional", "max-runs" = "value", final = "flag")
   opts <- parse_cli(args, spec)
   if (isTRUE(opts$help)) {
     cat(GATE_USAGE, "\n", sep = "")
@@ -65,6 +84,16 @@ gate_main <- function(args) {
   if (!is.null(opts$junit) && !dir.exists(dirname(opts$junit))) {
     usage_error("bad value for --junit: '%s' (directory does not exist)", opts$junit)
   }
+  seq <- NULL
+  if (!is.null(opts$looks)) {
+    if (is.null(opts[["max-runs"]])) usage_error("--looks needs --max-runs (the design's most runs a side)")
+    if (!requireNamespace("rpact", quietly = TRUE)) usage_error("R package 'rpact' is not installed")
+    seq <- list(cutoffs = parse_looks(opts$looks),
+                max_runs = parse_int(opts[["max-runs"]], "max-runs", 2),
+                final = isTRUE(opts$final))
+  } else if (!is.null(opts[["max-runs"]]) || isTRUE(opts$final)) {
+    usage_error("--max-runs and --final go with --looks (the sequential gate)")
+  }
   json_stdout <- isTRUE(opts$json) || identical(opts$json, "-")
   if (!is.null(opts$json) && !json_stdout && !dir.exists(dirname(opts$json))) {
     usage_error("bad value for --json: '%s' (directory does not exist)", opts$json)
@@ -73,7 +102,7 @@ gate_main <- function(args) {
   res <- gate(db, baseline = opts$baseline, candidate = opts$candidate,
               threshold = threshold, alpha = alpha, min_runs = min_runs,
               matrix = matrix, since = since, stats = stats,
-              allow_config = isTRUE(opts[["allow-config"]]))
+              allow_config = isTRUE(opts[["allow-config"]]), seq = seq)
 
   if (!isTRUE(opts$quiet)) {
     cat(res$text, sep = "\n", file = if (json_stdout) stderr() else stdout())

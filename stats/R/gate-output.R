@@ -25,8 +25,16 @@ gate_json <- function(res, pretty = TRUE) {
     stats = I(res$stats),
     reported = I(res$reported),
     min_runs = res$min_runs,
-    rule = paste("PASS: one-sided upper bound < threshold; SLOWDOWN: Holm-adjusted one-sided",
-                 "rank-sum p < alpha_per_stat and estimate > threshold; else INCONCLUSIVE"),
+    rule = if (is.null(res$seq)) {
+      paste("PASS: one-sided upper bound < threshold; SLOWDOWN: Holm-adjusted one-sided",
+            "rank-sum p < alpha_per_stat and estimate > threshold; else INCONCLUSIVE")
+    } else {
+      paste("sequential: PASS: repeated one-sided upper bound < threshold; SLOWDOWN: rank-sum",
+            "statistic over its O'Brien-Fleming-type spending boundary (Holm over cells) and",
+            "estimate > threshold; each keeps its level over all looks; else INCONCLUSIVE")
+    },
+    sequential = if (is.null(res$seq)) NULL else list(
+      looks_before = I(res$seq$cutoffs), max_runs = res$seq$max_runs, final = isTRUE(res$seq$final)),
     caveats = list(
       text = res$caveat_text,
       accel = I(cav$accel),

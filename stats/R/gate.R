@@ -123,9 +123,12 @@ cell_key <- function(runs, drop = character()) {
 }
 
 # Run the gate. `db`: path or DBI connection. threshold: fraction (0.05 = 5%).
+# seq: the sequential gate (R/sequential.R), list(cutoffs = the largest run
+# id of each earlier look, max_runs = the design's runs a side, final = this
+# look spends what is left); NULL: the fixed-n gate.
 gate <- function(db, baseline, candidate, threshold = 0.05, alpha = 0.05,
                  min_runs = 3, matrix = NULL, since = NULL,
-                 stats = GATE_DEFAULT_STATS, allow_config = FALSE) {
+                 stats = GATE_DEFAULT_STATS, allow_config = FALSE, seq = NULL) {
   stopifnot(is.character(baseline), length(baseline) == 1,
             is.character(candidate), length(candidate) == 1,
             is.numeric(threshold), threshold >= 0,
@@ -136,7 +139,7 @@ gate <- function(db, baseline, candidate, threshold = 0.05, alpha = 0.05,
     rt <- build_run_table(runs, run_stats(samples))
     gate_run_table(rt, baseline, candidate, threshold = threshold, alpha = alpha,
                    min_runs = min_runs, stats = stats, matrix = matrix,
-                   allow_config = allow_config)
+                   allow_config = allow_config, seq = seq)
   })
 }
 
@@ -221,7 +224,7 @@ row_compare <- function(g, baseline, candidate, stat, a) {
 
 # The rows of one statistic over all groups, verdicts included.
 gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
-                           min_runs, gated) {
+                           min_runs, gated, seq = NULL) {
   rows <- lapply(groups, function(g) {
     x <- row_compare(g, baseline, candidate, stat, a)
     data.frame(cell = g$cell[1], matrix = g$matrix[1], stat = stat, gated = gated,
@@ -236,6 +239,20 @@ gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
   tab$p_holm <- holm_within(tab$p, tab$testable)
   tab$family <- sum(tab$testable)
   tab$verdict <- row_verdict(tab$hi, tab$shift, tab$p_holm, tab$testable, threshold, a)
+  tab$look <- NA_integer_
+  tab$looks <- NA_integer_
+  if (gated && !is.null(seq)) {
+    # the sequential gate: verdict, estimate and bounds where it decided
+    # (or at the last look); the fixed-n p-values do not apply
+    sq <- seq_gate_rows(groups, baseline, candidate, stat, threshold, a, seq)
+    for (f in c("verdict", "n_old", "n_new", "estimate", "lower", "upper", "look", "looks", "shift")) {
+      tab[[f]] <- sq[[f]]
+    }
+    tab$p <- NA_real_
+    tab$p_holm <- NA_real_
+    tab$testable <- TRUE
+    tab$family <- nrow(tab)
+  }
   tab$runs_needed <- NA_real_
   und <- tab$verdict == "INCONCLUSIVE"
   m <- max(1, tab$family[1])
@@ -353,7 +370,7 @@ gate_host_counts <- function(plan, baseline, candidate, stat) {
 gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
                            alpha = 0.05, min_runs = 3, stats = GATE_DEFAULT_STATS,
                            report = GATE_REPORTED_STATS, matrix = NULL,
-                           allow_config = FALSE) {
+                           allow_config = FALSE, seq = NULL) {
   stopifnot(all(stats %in% names(GATE_STATS)), length(stats) >= 1)
   report <- setdiff(report, stats)
   a <- alpha / length(stats)
@@ -365,7 +382,7 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   rt$stratum <- run_hosts(rt)
   res <- list(baseline = baseline, candidate = candidate, matrix = matrix,
               threshold = threshold, alpha = alpha, alpha_stat = a, stats = stats,
-              reported = report, min_runs = min_runs,
+              reported = report, min_runs = min_runs, seq = seq,
               caveats = caveat_info(rt), caveat_text = caveat_text(rt))
 
   hard <- rt[rt$variant == candidate & rt$outcome %in% RCUWB_HARD_FAILURES, , drop = FALSE]
@@ -387,7 +404,7 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   } else {
     res$rows <- do.call(rbind, c(
       lapply(stats, function(s) gate_stat_rows(groups, baseline, candidate, s, threshold,
-                                               a, min_runs, TRUE)),
+                                               a, min_runs, TRUE, seq)),
       lapply(report, function(s) gate_stat_rows(groups, baseline, candidate, s, threshold,
                                                 a, min_runs, FALSE))))
     rownames(res$rows) <- NULL
@@ -449,7 +466,9 @@ gate_row_text <- function(r) {
                  sprintf(" (%d+%d timed out)", r$censored_old, r$censored_new), "")
   need <- ifelse(r$verdict == "INCONCLUSIVE",
                  paste0("; decide with ", fmt_needed(r$runs_needed), " runs per side"), "")
-  sprintf("%s %s %s p=%s%s n=%d+%d%s%s", r$stat, fmt_pct(r$estimate), bounds, fmt_p(r$p),
+  test <- ifelse(is.na(r$look), paste0(" p=", fmt_p(r$p)),
+                 sprintf(" look %s of %s", r$look, r$looks))
+  sprintf("%s %s %s%s%s n=%d+%d%s%s", r$stat, fmt_pct(r$estimate), bounds, test,
           ifelse(is.na(r$p_holm), "", paste0(" p_holm=", fmt_p(r$p_holm))),
           r$n_old, r$n_new, cens, need)
 }
@@ -481,6 +500,16 @@ gate_text <- function(res) {
     format(round(100 * (1 - res$alpha_stat), 2)), fmt_pct(res$threshold), format(res$alpha_stat),
     fmt_pct(res$threshold), paste(res$stats, collapse = " and "), format(res$alpha),
     paste(res$reported, collapse = ", "))
+  if (!is.null(res$seq)) {
+    rule <- sprintf(paste(
+      "  rule (sequential, at most %d runs a side%s): PASS when the repeated one-sided %s%% upper",
+      "bound of the slowdown is below %s, SLOWDOWN when the rank-sum statistic crosses its",
+      "O'Brien-Fleming-type spending boundary (Holm over cells) and the estimate is above %s;",
+      "each decision keeps its level over every look; per-run %s on the log scale (alpha %s split)"),
+      res$seq$max_runs, if (isTRUE(res$seq$final)) ", final look" else "",
+      format(round(100 * (1 - res$alpha_stat), 2)), fmt_pct(res$threshold), fmt_pct(res$threshold),
+      paste(res$stats, collapse = " and "), format(res$alpha))
+  }
   cav <- paste0("  caveat: ", res$caveat_text)
   lines <- c(head, rule, cav)
   if (isTRUE(res$several_hosts)) {

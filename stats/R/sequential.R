@@ -1,0 +1,244 @@
+# The sequential gate: a comparison row looked at again and again as runs
+# are added, with error rates that hold however many looks are taken.
+#
+# Design (group-sequential, Lan-DeMets alpha spending; Jennison & Turnbull
+# 2000, ch. 7; Maurer & Bretz 2013 for Holm across rows):
+# * Two one-sided hypotheses per row, on the log scale, delta = the shift of
+#   the candidate's per-run values against the baseline's:
+#     SLOWDOWN  rejects H0: delta <= 0          (a false alarm: A/A)
+#     PASS      rejects H0: delta >= log(1 + t) (a wrong PASS: a true
+#               slowdown of the threshold t or more)
+#   each with its own one-sided level and its own spending boundary.  The
+#   looks stop as soon as either crosses, so each boundary is used
+#   non-binding with respect to the other: stopping for one decision only
+#   takes chances away from the other, and each error rate stays at or
+#   below its level.
+# * Statistic: the standardised Mann-Whitney U of the two sides (ties
+#   mid-ranked and variance-corrected; a censored run is +Inf), of
+#   new - 0 against old for SLOWDOWN and of old against new - log(1 + t) for
+#   PASS.  Under its null it is asymptotically N(0, 1), and its values at
+#   successive looks have the canonical joint distribution of a
+#   group-sequential test (correlation sqrt(I_j / I_k)).
+# * Information at a look: I = n_old n_new / (n_old + n_new); its fraction
+#   of the design's maximum (max_runs a side: I_max = max_runs / 2).  A
+#   look flagged final (the budget or max_runs reached) has fraction 1 and
+#   spends what is left of the level.
+# * Boundaries: the O'Brien-Fleming-type spending function (rpact's "asOF"):
+#   almost nothing is spent at the early looks, so a design that runs to
+#   max_runs needs hardly more runs than the fixed-n test, while clear
+#   cases stop early.  The boundary at look k depends on the fractions of
+#   looks 1..k only, so it can be computed as the looks come.
+# * A SLOWDOWN also needs the Hodges-Lehmann estimate above the threshold
+#   at that look (as in the fixed-n gate): it only removes rejections.
+#   Across the rows of one statistic SLOWDOWN is Holm-corrected in the
+#   group-sequential way (a row's level is recycled to the others and their
+#   boundaries are recomputed at the larger level, at every look so far).
+#   PASS needs every row (intersection-union): no correction.
+# The fixed-n gate is the one-look case: with one final look the boundary
+# is qnorm(1 - a).
+
+SEQ_SPENDING <- "asOF"
+# rpact's largest number of looks
+SEQ_MAX_LOOKS <- 20
+
+# One-sided critical values (Z scale) at the looks with information
+# fractions f (increasing, the last may be 1), at level a.
+seq_bounds <- function(f, a, spending = SEQ_SPENDING) {
+  k <- length(f)
+  stopifnot(k >= 1, k <= SEQ_MAX_LOOKS, all(diff(f) > 0), f[1] > 0, f[k] <= 1)
+  if (k == 1 && f[1] == 1) return(stats::qnorm(1 - a))
+  rates <- if (f[k] < 1) c(f, 1) else f
+  if (length(rates) > SEQ_MAX_LOOKS) {
+    stop(sprintf("%d looks: at most %d (a larger batch)", length(rates) - 1, SEQ_MAX_LOOKS - 1))
+  }
+  d <- rpact::getDesignGroupSequential(kMax = length(rates), alpha = a, sided = 1,
+                                       typeOfDesign = spending, informationRates = rates)
+  d$criticalValues[seq_len(k)]
+}
+seq_bounds <- local({
+  cache <- new.env()
+  bounds <- seq_bounds
+  function(f, a, spending = SEQ_SPENDING) {
+    key <- paste(spending, a, paste(format(f, digits = 15), collapse = ","))
+    if (is.null(cache[[key]])) cache[[key]] <- bounds(f, a, spending)
+    cache[[key]]
+  }
+})
+
+# Standardised Mann-Whitney U of `new` against `old` (large when new is
+# larger), ties variance-corrected; 0 when every value ties.
+mw_z <- function(new, old) {
+  n1 <- length(new)
+  n2 <- length(old)
+  r <- rank(c(new, old))
+  N <- n1 + n2
+  U <- sum(r[seq_len(n1)]) - n1 * (n1 + 1) / 2
+  nties <- table(r)
+  v <- (n1 * n2 / 12) * ((N + 1) - sum(nties^3 - nties) / (N * (N - 1)))
+  if (v <= 0) return(0)
+  (U - n1 * n2 / 2) / sqrt(v)
+}
+
+# Information fraction of a look with n_old, n_new runs in a design of at
+# most max_runs a side.
+seq_fraction <- function(n_old, n_new, max_runs) {
+  pmin(1, (n_old * n_new / (n_old + n_new)) / (max_runs / 2))
+}
+
+# A row's statistics at each look.  y_old, y_new: log per-run values
+# (+Inf censored); look_old, look_new: the look at which each run came in
+# (1, 2, ...).  final: the last look spends what is left.  Returns a data
+# frame with one line per look that has runs on both sides: look, n_old,
+# n_new, frac, z_slow, z_pass, shift (the Hodges-Lehmann estimate).
+seq_looks <- function(y_old, y_new, look_old, look_new, threshold, max_runs, final = FALSE) {
+  t <- log1p(threshold)
+  looks <- sort(unique(c(look_old, look_new)))
+  looks <- looks[looks >= max(min(look_old), min(look_new))]
+  k <- length(looks)
+  n_old <- n_new <- integer(k)
+  z_slow <- z_pass <- shift <- numeric(k)
+  for (i in seq_len(k)) {
+    o <- y_old[look_old <= looks[i]]
+    n <- y_new[look_new <= looks[i]]
+    n_old[i] <- length(o)
+    n_new[i] <- length(n)
+    z_slow[i] <- mw_z(n, o)
+    z_pass[i] <- mw_z(o, n - t)
+    shift[i] <- stats::median(pair_diffs(n, o))
+  }
+  out <- data.frame(look = looks, n_old = n_old, n_new = n_new,
+                    frac = seq_fraction(n_old, n_new, max_runs),
+                    z_slow = z_slow, z_pass = z_pass, shift = shift)
+  if (!k) return(out)
+  if (final) out$frac[nrow(out)] <- 1
+  # a look counts only when it adds information, and the design ends at
+  # the first look with fraction 1 (max_runs reached)
+  keep <- logical(nrow(out))
+  last <- 0
+  for (i in seq_len(nrow(out))) {
+    if (out$frac[i] > last + 1e-9 && last < 1) {
+      keep[i] <- TRUE
+      last <- out$frac[i]
+    }
+  }
+  out <- out[keep, , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+# The first look at which z crosses the boundaries of level a (and, for
+# SLOWDOWN, the estimate is above the threshold); NA when none.
+seq_first_crossing <- function(looks, z, a, need = rep(TRUE, nrow(looks))) {
+  if (!nrow(looks) || a <= 0) return(NA_integer_)
+  b <- seq_bounds(looks$frac, a)
+  hit <- which(z >= b & need)
+  if (length(hit)) hit[1] else NA_integer_
+}
+
+# The sequential verdicts of the rows of one statistic.  rows: a list of
+# seq_looks() frames.  a: the statistic's one-sided level (SLOWDOWN: Holm
+# over the rows, group-sequential; PASS: a each).  Returns a data frame:
+# verdict (SLOWDOWN, PASS, or INCONCLUSIVE), look (where it was decided),
+# n_old, n_new (at that look, or at the last one), bound (the SLOWDOWN
+# boundary at the last look, at the row's final Holm level).
+seq_verdicts <- function(rows, threshold, a) {
+  m <- length(rows)
+  t <- log1p(threshold)
+  slow_at <- rep(NA_integer_, m)
+  repeat {
+    open <- which(is.na(slow_at))
+    if (!length(open)) break
+    level <- a / length(open)
+    new_hits <- FALSE
+    for (i in open) {
+      lk <- rows[[i]]
+      at <- seq_first_crossing(lk, lk$z_slow, level, need = lk$shift > t)
+      if (!is.na(at)) {
+        slow_at[i] <- at
+        new_hits <- TRUE
+      }
+    }
+    if (!new_hits) break
+  }
+  out <- lapply(seq_len(m), function(i) {
+    lk <- rows[[i]]
+    if (!nrow(lk)) {
+      return(data.frame(verdict = "INCONCLUSIVE", look = NA_integer_, n_old = 0L, n_new = 0L))
+    }
+    pass_at <- seq_first_crossing(lk, lk$z_pass, a)
+    s <- slow_at[i]
+    # the first decision stands: the looks stop there
+    if (!is.na(s) && (is.na(pass_at) || s <= pass_at)) {
+      v <- "SLOWDOWN"
+      at <- s
+    } else if (!is.na(pass_at)) {
+      v <- "PASS"
+      at <- pass_at
+    } else {
+      v <- "INCONCLUSIVE"
+      at <- nrow(lk)
+    }
+    data.frame(verdict = v, look = lk$look[at], n_old = lk$n_old[at], n_new = lk$n_new[at])
+  })
+  do.call(rbind, out)
+}
+
+# Repeated confidence bounds of the shift at a look: the shifts that the
+# boundary b (Z scale) does not reject either way, from the sorted pairwise
+# differences d of n1 x n2 runs (the normal approximation of the Moses
+# bounds, with b in place of the fixed-n quantile).  -Inf / Inf when the
+# runs cannot bound it.
+seq_rci <- function(d, n1, n2, b) {
+  m <- ceiling(n1 * n2 / 2 + b * sqrt(n1 * n2 * (n1 + n2 + 1) / 12))
+  if (m > n1 * n2) return(c(-Inf, Inf))
+  c(d[n1 * n2 + 1 - m], d[m])
+}
+
+# The look (1, 2, ...) a run with this id came in at, given the largest run
+# id of each earlier look (`cutoffs`, increasing).
+seq_look_of <- function(id, cutoffs) {
+  1L + vapply(id, function(i) sum(i > cutoffs), integer(1))
+}
+
+# The sequential verdicts of one statistic's rows of the gate (one host per
+# row).  groups: gate_plan()'s rows; seq: list(cutoffs, max_runs, final).
+# Returns, per row: verdict, look (decided at, or the last), looks, n_old,
+# n_new, estimate, lower, upper (relative, the repeated confidence bounds
+# at level a at that look), bound (the PASS boundary there).
+seq_gate_rows <- function(groups, baseline, candidate, stat, threshold, a, seq) {
+  sides <- lapply(groups, function(g) {
+    if (length(row_hosts(g)) > 1) {
+      stop(sprintf("cell %s ran on several hosts: the sequential gate compares runs of one host",
+                   g$cell[1]))
+    }
+    side <- function(v) {
+      x <- g[g$variant == v, , drop = FALSE]
+      use <- x$usable | (x$status == "timeout" & x$kind == "rcuscale")
+      x <- x[use, , drop = FALSE]
+      val <- ifelse(x$usable, x[[GATE_STATS[[stat]]]], Inf)
+      data.frame(id = x$id, y = log(val))[!is.na(val), , drop = FALSE]
+    }
+    list(old = side(baseline), new = side(candidate))
+  })
+  looks <- lapply(sides, function(s) {
+    seq_looks(s$old$y, s$new$y, seq_look_of(s$old$id, seq$cutoffs), seq_look_of(s$new$id, seq$cutoffs),
+              threshold, seq$max_runs, final = isTRUE(seq$final))
+  })
+  v <- seq_verdicts(looks, threshold, a)
+  out <- lapply(seq_along(looks), function(i) {
+    lk <- looks[[i]]
+    if (!nrow(lk)) {
+      return(data.frame(verdict = "INCONCLUSIVE", look = NA_integer_, looks = 0L, estimate = NA_real_,
+                        lower = NA_real_, upper = NA_real_, bound = NA_real_, shift = NA_real_))
+    }
+    k <- match(v$look[i], lk$look)
+    s <- sides[[i]]
+    o <- s$old$y[seq_look_of(s$old$id, seq$cutoffs) <= lk$look[k]]
+    n <- s$new$y[seq_look_of(s$new$id, seq$cutoffs) <= lk$look[k]]
+    b <- seq_bounds(lk$frac[seq_len(k)], a)[k]
+    ci <- seq_rci(pair_diffs(n, o), length(n), length(o), b)
+    data.frame(verdict = v$verdict[i], look = k, looks = nrow(lk), estimate = expm1(lk$shift[k]),
+               lower = expm1(ci[1]), upper = expm1(ci[2]), bound = b, shift = lk$shift[k])
+  })
+  cbind(v[, c("n_old", "n_new")], do.call(rbind, out))
+}
