@@ -248,7 +248,7 @@ prepare_debian() {
 	fi
 	if ! msg=$(apply_patches "$src.new"); then
 		rm -rf "$src.new"
-		die "$msg (no tree was changed; refresh the patch against the new tree)"
+		refuse "$msg (no tree was changed; refresh the patch against the new tree)"
 	fi
 	# Files patched now or by the previous source get fresh mtimes so make
 	# rebuilds them even where the content went back to pristine; all
@@ -294,7 +294,7 @@ prepare_git() {
 	if ! msg=$(apply_patches "$src"); then
 		git -C "$src" checkout -q -f "$commit"
 		git -C "$src" clean -q -f -d -x
-		die "$msg (the source is back at ${commit:0:12}; refresh the patch)"
+		refuse "$msg (the source is back at ${commit:0:12}; refresh the patch)"
 	fi
 	echo "$src_key" > "$src/.rcuwb-src"
 }

@@ -6,6 +6,8 @@ RCUWB_CACHE=${RCUWB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rcuwb}
 RCUWB_DEFAULT_LINE=6.1
 
 die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
+# the input is wrong (a patch that does not apply): exit 3, for callers that tell it apart
+refuse() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 3; }
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 
 # Path of the pristine tree of the default line (the file .../pristine

@@ -86,17 +86,6 @@ static int write_variant(const char *repo, const char *var, const char *commit)
 	return write_file(path, text, strlen(text));
 }
 
-static int kernel_sh(const char *var, const char *kconfig)
-{
-	char script[PATH_MAX];
-	const char *argv[] = { script, var, kconfig, NULL };
-	int rc;
-
-	snprintf(script, sizeof(script), "%s/build/kernel.sh", RCUWB_SRCDIR);
-	rc = proc_run(argv, NULL, NULL);
-	return rc == 0 ? 0 : rc < 0 ? -1 : set_err("build/kernel.sh %s %s failed (exit %d; see above)", var, kconfig, rc);
-}
-
 /* The work tree's lock, held while a commit builds; -1 on error. */
 static int lock_work(const char *label)
 {
@@ -135,8 +124,8 @@ int commit_build(const char *repo, const char *commit, const struct matrix *m)
 		ret = path_fmt(path, sizeof(path), "%s/kernels/%s/%s/build.json", cache_dir(), var, m->kconfigs[i]);
 		if (ret || access(path, R_OK) == 0)
 			continue;
-		if (write_variant(repo, work, commit) < 0 || kernel_sh(work, m->kconfigs[i]) < 0 ||
-		    write_variant(repo, var, commit) < 0 || kernel_sh(var, m->kconfigs[i]) < 0)
+		if (write_variant(repo, work, commit) < 0 || kernel_make(work, m->kconfigs[i]) < 0 ||
+		    write_variant(repo, var, commit) < 0 || kernel_make(var, m->kconfigs[i]) < 0)
 			ret = -1;
 	}
 	close(lock);

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "common.h"
+#include "proc.h"
 
 const char *cache_dir(void)
 {
@@ -219,4 +220,18 @@ void kernel_free(struct kernel_build *k)
 {
 	free(k->patches_json);
 	k->patches_json = NULL;
+}
+
+int kernel_make(const char *variant, const char *kconfig)
+{
+	char script[PATH_MAX];
+	const char *argv[] = { script, variant, kconfig, NULL };
+	int rc;
+
+	snprintf(script, sizeof(script), "%s/build/kernel.sh", RCUWB_SRCDIR);
+	rc = proc_run(argv, NULL, NULL);
+	if (rc == 3)	/* exit 3: a patch does not apply */
+		return set_err("%s: a patch does not apply (see above)", variant), KERNEL_REFUSED;
+	return rc == 0 ? 0 : rc < 0 ? -1 :
+		set_err("build/kernel.sh %s %s failed (exit %d; see above)", variant, kconfig, rc);
 }

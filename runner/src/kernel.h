@@ -49,6 +49,14 @@ const char *kconfig_dir(void);
 bool kconfig_exists(const char *name, char *avail, size_t cap);
 /* Load kernels/VARIANT/KCONFIG/build.json (and read HZ etc. from its .config). */
 int kernel_load(const char *variant, const char *kconfig, struct kernel_build *k);
+/*
+ * Build a variant in a Kconfig scenario (build/kernel.sh, its progress on
+ * stderr; a build of the same content is reused in 0 s).  -1 with
+ * set_err(); KERNEL_REFUSED when a patch does not apply (build/kernel.sh
+ * said so, in one line naming the patch and the hunk, and changed no tree).
+ */
+#define KERNEL_REFUSED (-2)
+int kernel_make(const char *variant, const char *kconfig);
 void kernel_free(struct kernel_build *k);
 /* -1 with an error naming the kernel and `what` (who asked) when k has no mid-boot probe. */
 int kernel_need_probe(const struct kernel_build *k, const char *what);
