@@ -43,6 +43,7 @@ suites=(
 	"faults        yes runner/tests/faults.sh"
 	"hosts         yes runner/tests/hosts.sh"
 	"gate          yes runner/tests/gate.sh"
+	"compare       yes runner/tests/compare.sh"
 	"plant         yes runner/tests/plant.sh"
 	"midboot       yes runner/tests/midboot.sh"
 	"debian612     yes runner/tests/debian612.sh"

@@ -19,6 +19,7 @@ int do_parse(int argc, char **argv);
 int do_boot(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_rerun(int argc, char **argv);
+int do_compare(int argc, char **argv);
 int do_report(int argc, char **argv);
 int do_gate(int argc, char **argv);
 int do_summary(int argc, char **argv);

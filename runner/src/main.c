@@ -26,6 +26,7 @@ static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "run", do_run, "run a measurement matrix (perf-configs/NAME.yaml): placed, interleaved, resumable" },
+	{ "compare", do_compare, "did CAND slow grace periods against BASE? build, run in looks until decided" },
 	{ "rerun", do_rerun, "repeat one stored run: same kernel, domain XML and command line" },
 	{ "boot", do_boot, "boot guests of one kernel variant, run rcuscale (or the probe), store every run" },
 	{ "parse", do_parse, "read a console log: rcuscale samples, statistics, probe lines, badness" },
