@@ -20,7 +20,6 @@ KCONFIGS    ?= tiny
 export RCUWB_CACHE
 
 RCUWB := runner/rcuwb
-MATRIX ?= perf-configs/quick.yaml
 # the variants and Kconfig scenarios a matrix names, so that exactly those
 # kernels get built (every variant in every scenario)
 matrix_variants = $(shell sed -n 's/^variants: *\[\(.*\)\]/\1/p' $(1) | tr ',' ' ')
@@ -53,33 +52,31 @@ initramfs: tree
 runner: deps
 	@$(MAKE) -s -C runner
 
-# The main job: the quick matrix (before vs after, 2 guest shapes, normal and
-# expedited GPs), this run's table, then the gate's verdict of the matrix's
-# second variant against its first, on clean runs: host-busy runs are
-# repeated (rcuwb run --resume), at most BUSY_RETRIES times.
-BUSY_RETRIES ?= 3
+# The main job: after against before (BASE, CAND) with `rcuwb compare` on
+# the shapes that fit this host (perf-configs/fit-host.sh; MATRIX=FILE for
+# a named matrix), both GP modes: runs are added look by look until the
+# sequential gate decides each cell or BENCH_BUDGET of runs is spent; then
+# the latency table of this bench's runs.
+BASE ?= before
+CAND ?= after
+BENCH_BUDGET ?= 8m
+BENCH_MAX_RUNS ?= 20
 bench: deps libvirt initramfs runner
-	@$(call matrix_kernels,$(MATRIX))
 	@mkdir -p $(RESULTS); since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \
-	/usr/bin/time -f "%M %e" -o $(RESULTS)/.bench-time $(RCUWB) -d $(DB) run $(MATRIX) || exit 1; \
-	for i in $$(seq $(BUSY_RETRIES)); do \
-		left=$$($(RCUWB) -d $(DB) run --resume --dry-run $(MATRIX) | sed -n 's/^\([0-9]*\) runs,.*/\1/p'); \
-		[ "$${left:-0}" -eq 0 ] && break; \
-		echo "bench: $$left host-busy or missing runs: repeating them ($$i of $(BUSY_RETRIES))"; \
-		$(RCUWB) -d $(DB) run --resume $(MATRIX) || exit 1; \
-	done; \
-	left=$$($(RCUWB) -d $(DB) run --resume --dry-run $(MATRIX) | sed -n 's/^\([0-9]*\) runs,.*/\1/p'); \
-	echo && echo "Grace-period latency of this run (rcuscale writer-duration samples, microseconds):" && \
-	$(RCUWB) -d $(DB) summary --since $$since && \
-	read rss wall < $(RESULTS)/.bench-time && \
-	echo "runner: $$((rss / 1024)) MiB max resident over the matrix, $$wall s" && \
-	set -- $(call matrix_variants,$(MATRIX)); \
-	if [ $$# -ge 2 ]; then \
-		echo && echo "Verdict ($$2 against $$1, runs of this bench only):"; \
-		[ "$${left:-0}" -eq 0 ] || echo "bench: $$left runs are still host-busy or missing after $(BUSY_RETRIES) repeats: the verdict lacks them"; \
-		$(RCUWB) -d $(DB) gate --baseline $$1 --candidate $$2 --matrix $$(sed -n 's/^name: *//p' $(MATRIX)) --since $$since; \
-		echo "(gate exit status $$?: 0 pass, 1 slowdown, 2 hard failure or not comparable, 3 inconclusive)"; \
-	fi
+	m=$(if $(filter command line environment,$(origin MATRIX)),$(MATRIX),$(RESULTS)/bench.yaml); \
+	[ "$$m" != "$(RESULTS)/bench.yaml" ] || perf-configs/fit-host.sh "$$m" || exit 2; \
+	$(RCUWB) -d $(DB) compare --matrix "$$m" --budget $(BENCH_BUDGET) --max-runs $(BENCH_MAX_RUNS) \
+		--name bench-$$(date -u +%Y%m%d-%H%M%S) $(BASE) $(CAND); rc=$$?; \
+	echo && echo "Grace-period latency of this bench (rcuscale writer-duration samples, microseconds):" && \
+	$(RCUWB) -d $(DB) summary --since $$since; \
+	echo "(compare exit status $$rc: 0 pass, 1 slowdown, 2 hard failure or bad input, 3 inconclusive)"
+
+# Did my change slow grace periods?  make compare BASE=after CAND=my.patch
+# (a variant, a patch file or directory, or REPO@REV; CAND=REPO@REV alone
+# compares a commit with its parent).  COMPARE_OPTS: more options, e.g.
+# --cell v1-n1/expedited/w1-r0 --threshold 5%.
+compare: deps libvirt initramfs runner
+	@$(RCUWB) -d $(DB) compare $(COMPARE_OPTS) $(if $(filter command line environment,$(origin BASE)),$(BASE)) $(CAND)
 
 # The mid-boot dead zone: every probe stage and primitive, release by release
 # (v4.9, v4.10, v4.11, after), with and without rcu_normal, and the table of
@@ -175,4 +172,4 @@ fuzz: deps
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench midboot report gate-calibration holdoff emulator sidebyside gpsperboot results check fuzz clean
+.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench compare midboot report gate-calibration holdoff emulator sidebyside gpsperboot results check fuzz clean
