@@ -41,11 +41,14 @@ static const char gate_help[] =
 	"     host, oversubscription or kernel config differ: named)\n"
 	"  3  INCONCLUSIVE: neither shown nor ruled out; says how many runs per side\n"
 	"     would decide\n"
-	"Gated: the per-run mean and p90 of the GP latency, on the log scale, alpha\n"
-	"split between them; p50 and p99 reported.  A timed-out run counts as a latency\n"
-	"of at least the timeout.  Options go to stats/gate.R: --threshold 5%% --alpha 0.05\n"
-	"  --stat mean,p90 --min-runs 3 --matrix NAME --since TIME --allow-config\n"
-	"  --junit FILE; with rcuwb --json the verdict is JSON on stdout.\n";
+	"Gated: the per-run mean and p90 of the GP latency, on the log scale; PASS\n"
+	"splits alpha between them, SLOWDOWN between them and the failure test, so the\n"
+	"false-alarm rate is at most alpha; p50 and p99 reported.  A timed-out run\n"
+	"counts as a latency of at least the timeout.  Options go to stats/gate.R:\n"
+	"  --threshold 5%% --alpha 0.05 --stat mean,p90 --min-runs 3 --matrix NAME\n"
+	"  --since TIME --allow-config --junit FILE; --looks ID,... --max-runs N [--final]:\n"
+	"  one look of a sequential design (what 'rcuwb compare' runs); with rcuwb\n"
+	"  --json the verdict is JSON on stdout.\n";
 
 static const char history_help[] =
 	"Usage: rcuwb history show [--out DIR] SCHEDULE\n"

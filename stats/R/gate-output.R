@@ -22,6 +22,7 @@ gate_json <- function(res, pretty = TRUE) {
     threshold = res$threshold,
     alpha = res$alpha,
     alpha_per_stat = res$alpha_stat,
+    alpha_slowdown = res$alpha_slow,
     stats = I(res$stats),
     reported = I(res$reported),
     min_runs = res$min_runs,

@@ -10,7 +10,7 @@
 #   1  SLOWDOWN: in some cell a gated statistic is slower beyond the
 #      threshold (rule below), or the candidate fails (timeout, qemu-failed,
 #      no samples, ...) significantly more often than the baseline
-#      (one-sided Fisher exact test, Holm over the testable cells).
+#      (one-sided Fisher exact test at a_slow, Holm over the testable cells).
 #   3  INCONCLUSIVE: no slowdown shown, but some row is not ruled out
 #      either (each says how many runs per side would decide it), or there
 #      is nothing to compare.
@@ -19,8 +19,11 @@
 #
 # Rows (cell x statistic).  Gated by default: the per-run mean (the kernel
 # script's "average") and the per-run p90; reported beside them, never
-# gated: p50 and p99.  Alpha is split evenly between the gated statistics
-# (a = alpha / 2 each by default).  Per row, on the log scale (see
+# gated: p50 and p99.  PASS: alpha is split evenly between the gated
+# statistics (a = alpha / 2 each by default).  SLOWDOWN, the false alarm:
+# alpha is split evenly between the gated statistics and the failure test
+# (a_slow = alpha / 3 each by default), so the gate's false-alarm rate is at
+# most alpha however many of them could raise it.  Per row, on the log scale (see
 # verdict.R): the Hodges-Lehmann estimate of the relative change, its
 # one-sided (1 - a) Moses lower and upper bounds, and the one-sided
 # rank-sum p-value of "the candidate is not slower".
@@ -28,9 +31,9 @@
 #                 every row at once; by the intersection-union principle
 #                 (Berger 1982) that claim is wrong with probability <= a
 #                 per statistic, without a multiplicity correction.
-#   SLOWDOWN      Holm-adjusted p < a (Holm within the statistic, over its
-#                 testable rows only: Tarone 1990, a row that cannot reach
-#                 a at all, e.g. 3+3 runs, is not counted) AND the estimate
+#   SLOWDOWN      Holm-adjusted p < a_slow (Holm within the statistic, over
+#                 its testable rows only: Tarone 1990, a row that cannot reach
+#                 a_slow at all, e.g. 3+3 runs, is not counted) AND the estimate
 #                 > +threshold.
 #   INCONCLUSIVE  neither; with the runs per side that would decide it at
 #                 the spread the rank statistics see (rank_spread(): the
@@ -224,7 +227,7 @@ row_compare <- function(g, baseline, candidate, stat, a) {
 
 # The rows of one statistic over all groups, verdicts included.
 gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
-                           min_runs, gated, seq = NULL) {
+                           min_runs, gated, seq = NULL, a_slow = a) {
   rows <- lapply(groups, function(g) {
     x <- row_compare(g, baseline, candidate, stat, a)
     data.frame(cell = g$cell[1], matrix = g$matrix[1], stat = stat, gated = gated,
@@ -235,16 +238,16 @@ gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
   })
   tab <- do.call(rbind, rows)
   enough <- tab$n_old >= min_runs & tab$n_new >= min_runs
-  tab$testable <- enough & tarone_testable(ifelse(enough, tab$min_p, NA), a)
+  tab$testable <- enough & tarone_testable(ifelse(enough, tab$min_p, NA), a_slow)
   tab$p_holm <- holm_within(tab$p, tab$testable)
   tab$family <- sum(tab$testable)
-  tab$verdict <- row_verdict(tab$hi, tab$shift, tab$p_holm, tab$testable, threshold, a)
+  tab$verdict <- row_verdict(tab$hi, tab$shift, tab$p_holm, tab$testable, threshold, a, a_slow)
   tab$look <- NA_integer_
   tab$looks <- NA_integer_
   if (gated && !is.null(seq)) {
     # the sequential gate: verdict, estimate and bounds where it decided
     # (or at the last look); the fixed-n p-values do not apply
-    sq <- seq_gate_rows(groups, baseline, candidate, stat, threshold, a, seq)
+    sq <- seq_gate_rows(groups, baseline, candidate, stat, threshold, a, seq, a_slow)
     for (f in c("verdict", "n_old", "n_new", "estimate", "lower", "upper", "look", "looks", "shift")) {
       tab[[f]] <- sq[[f]]
     }
@@ -259,7 +262,7 @@ gate_stat_rows <- function(groups, baseline, candidate, stat, threshold, a,
   # the normal approximation can undercut the exact bounds: an undecided
   # row needs at least one more run per side than it has
   tab$runs_needed[und] <- vapply(which(und), function(i) {
-    max(runs_needed(tab$shift[i], tab$spread_log[i], threshold, a, a / m),
+    max(runs_needed(tab$shift[i], tab$spread_log[i], threshold, a, a_slow / m),
         max(tab$n_old[i], tab$n_new[i]) + 1)
   }, numeric(1))
   if (!gated) {
@@ -374,6 +377,9 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   stopifnot(all(stats %in% names(GATE_STATS)), length(stats) >= 1)
   report <- setdiff(report, stats)
   a <- alpha / length(stats)
+  # a false alarm (SLOWDOWN) can come from any gated statistic or from the
+  # failure test: alpha is split between all of them
+  a_slow <- alpha / (length(stats) + 1)
   rt <- rt[rt$variant %in% c(baseline, candidate), , drop = FALSE]
   rt$matrix[is.na(rt$matrix)] <- ""
   # the config part of the cell key (build_run_table() made rt$cell one)
@@ -381,7 +387,7 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   rt$group <- paste(rt$matrix, rt$cell, sep = "\r")
   rt$stratum <- run_hosts(rt)
   res <- list(baseline = baseline, candidate = candidate, matrix = matrix,
-              threshold = threshold, alpha = alpha, alpha_stat = a, stats = stats,
+              threshold = threshold, alpha = alpha, alpha_stat = a, alpha_slow = a_slow, stats = stats,
               reported = report, min_runs = min_runs, seq = seq,
               caveats = caveat_info(rt), caveat_text = caveat_text(rt))
 
@@ -404,11 +410,11 @@ gate_run_table <- function(rt, baseline, candidate, threshold = 0.05,
   } else {
     res$rows <- do.call(rbind, c(
       lapply(stats, function(s) gate_stat_rows(groups, baseline, candidate, s, threshold,
-                                               a, min_runs, TRUE, seq)),
+                                               a, min_runs, TRUE, seq, a_slow)),
       lapply(report, function(s) gate_stat_rows(groups, baseline, candidate, s, threshold,
                                                 a, min_runs, FALSE))))
     rownames(res$rows) <- NULL
-    res$failures <- gate_failure_rows(groups, baseline, candidate, alpha)
+    res$failures <- gate_failure_rows(groups, baseline, candidate, a_slow)
   }
   res$cells <- gate_cells(res)
   res$status <- if (nrow(res$hard_failures) || nrow(res$refused)) {
@@ -496,9 +502,11 @@ gate_text <- function(res) {
   rule <- sprintf(paste(
     "  rule: PASS when the one-sided %s%% upper bound of the slowdown is below %s;",
     "SLOWDOWN when the one-sided rank-sum test (Holm over testable cells) has p < %s and the",
-    "estimate is above %s; per-run %s on the log scale (alpha %s split), %s reported"),
-    format(round(100 * (1 - res$alpha_stat), 2)), fmt_pct(res$threshold), format(res$alpha_stat),
-    fmt_pct(res$threshold), paste(res$stats, collapse = " and "), format(res$alpha),
+    "estimate is above %s, or the candidate fails more often (Fisher, p < %s); per-run %s on",
+    "the log scale (alpha %s split), %s reported"),
+    format(round(100 * (1 - res$alpha_stat), 2)), fmt_pct(res$threshold), format(signif(res$alpha_slow, 3)),
+    fmt_pct(res$threshold), format(signif(res$alpha_slow, 3)), paste(res$stats, collapse = " and "),
+    format(res$alpha),
     paste(res$reported, collapse = ", "))
   if (!is.null(res$seq)) {
     rule <- sprintf(paste(

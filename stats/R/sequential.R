@@ -136,19 +136,19 @@ seq_first_crossing <- function(looks, z, a, need = rep(TRUE, nrow(looks))) {
 }
 
 # The sequential verdicts of the rows of one statistic.  rows: a list of
-# seq_looks() frames.  a: the statistic's one-sided level (SLOWDOWN: Holm
-# over the rows, group-sequential; PASS: a each).  Returns a data frame:
+# seq_looks() frames.  a: the statistic's one-sided PASS level (a each);
+# a_slow: its SLOWDOWN level (Holm over the rows, group-sequential).  Returns a data frame:
 # verdict (SLOWDOWN, PASS, or INCONCLUSIVE), look (where it was decided),
 # n_old, n_new (at that look, or at the last one), bound (the SLOWDOWN
 # boundary at the last look, at the row's final Holm level).
-seq_verdicts <- function(rows, threshold, a) {
+seq_verdicts <- function(rows, threshold, a, a_slow = a) {
   m <- length(rows)
   t <- log1p(threshold)
   slow_at <- rep(NA_integer_, m)
   repeat {
     open <- which(is.na(slow_at))
     if (!length(open)) break
-    level <- a / length(open)
+    level <- a_slow / length(open)
     new_hits <- FALSE
     for (i in open) {
       lk <- rows[[i]]
@@ -205,7 +205,7 @@ seq_look_of <- function(id, cutoffs) {
 # Returns, per row: verdict, look (decided at, or the last), looks, n_old,
 # n_new, estimate, lower, upper (relative, the repeated confidence bounds
 # at level a at that look), bound (the PASS boundary there).
-seq_gate_rows <- function(groups, baseline, candidate, stat, threshold, a, seq) {
+seq_gate_rows <- function(groups, baseline, candidate, stat, threshold, a, seq, a_slow = a) {
   sides <- lapply(groups, function(g) {
     if (length(row_hosts(g)) > 1) {
       stop(sprintf("cell %s ran on several hosts: the sequential gate compares runs of one host",
@@ -224,7 +224,7 @@ seq_gate_rows <- function(groups, baseline, candidate, stat, threshold, a, seq) 
     seq_looks(s$old$y, s$new$y, seq_look_of(s$old$id, seq$cutoffs), seq_look_of(s$new$id, seq$cutoffs),
               threshold, seq$max_runs, final = isTRUE(seq$final))
   })
-  v <- seq_verdicts(looks, threshold, a)
+  v <- seq_verdicts(looks, threshold, a, a_slow)
   out <- lapply(seq_along(looks), function(i) {
     lk <- looks[[i]]
     if (!nrow(lk)) {

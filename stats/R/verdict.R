@@ -187,16 +187,17 @@ holm_within <- function(p, family) {
   out
 }
 
-# The verdict of one row, given its estimate and bounds (log scale), the
-# Holm-adjusted p-value and whether it is testable:
+# The verdict of one row, given its estimate and bounds (log scale, at level
+# a), the Holm-adjusted p-value and whether it is testable (SLOWDOWN at
+# level a_slow):
 #   PASS          upper bound < log(1 + threshold): a slowdown beyond the
 #                 threshold is ruled out at the row's level;
-#   SLOWDOWN      testable, p_holm < a and estimate > log(1 + threshold);
+#   SLOWDOWN      testable, p_holm < a_slow and estimate > log(1 + threshold);
 #   INCONCLUSIVE  anything else.
-row_verdict <- function(hi, shift, p_holm, testable, threshold, a) {
+row_verdict <- function(hi, shift, p_holm, testable, threshold, a, a_slow = a) {
   t <- log1p(threshold)
   ifelse(!is.na(hi) & hi < t, "PASS",
-         ifelse(testable & !is.na(p_holm) & p_holm < a & !is.na(shift) & shift > t,
+         ifelse(testable & !is.na(p_holm) & p_holm < a_slow & !is.na(shift) & shift > t,
                 "SLOWDOWN", "INCONCLUSIVE"))
 }
 

@@ -340,3 +340,21 @@ test_that("rank_spread falls back to the SD over 3/pi for few runs or ties", {
   expect_true(is.na(rank_spread(list(1, 2))))
   expect_true(is.na(rank_spread(list(numeric()))))
 })
+
+test_that("the failure test spends its share of alpha, not all of it", {
+  p <- new_db()
+  for (i in 1:10) add_run(p, "stock", samples_ns = samples_with_p50(10), rep = i)
+  for (i in 1:6) add_run(p, "cand", samples_ns = samples_with_p50(10), rep = i)
+  for (i in 7:10) add_run(p, "cand", outcome = "qemu-failed", rep = i)
+  res <- gate(p, "stock", "cand", threshold = 0.1)
+  # 4 of 10 failed against none of 10: Fisher's one-sided p = C(10,4) / C(20,4)
+  expect_equal(res$failures$p, choose(10, 4) / choose(20, 4))
+  expect_lt(res$failures$p, 0.05)
+  # above alpha / 3, the share of the failure test beside mean and p90
+  expect_equal(res$alpha_slow, 0.05 / 3)
+  expect_equal(res$failures$verdict, "ok")
+  expect_false(res$status == 1L)
+  expect_true(any(grepl("Fisher, p < 0.0167", res$text)))
+  # with one gated statistic the share is alpha / 2
+  expect_equal(gate(p, "stock", "cand", threshold = 0.1, stats = "mean")$alpha_slow, 0.025)
+})
