@@ -7,11 +7,13 @@
 #   test-hosts.sh kill-session    SIGKILL the session daemon (its QEMUs live on)
 #   test-hosts.sh start-session   start it (again)
 #
-# "tcp": the system libvirtd, restarted with a TCP listener on 127.0.0.1
-# only and auth none, reached as qemu+tcp://127.0.0.1/system.  The runner
-# then uses nothing of this machine for it but the connection: the same
-# code path as a host across the network.  `down` restarts libvirtd without
-# the listener.
+# "ssh": the system libvirtd, untouched, reached over ssh as a host across
+# the network is: qemu+ssh://root@127.0.0.1:PORT/system, through an sshd
+# of the test's own on 127.0.0.1 that takes one throwaway key (no
+# passwords), whose host key is checked against a known_hosts file of its
+# own (the ssh wrapper in the URI's command=; nothing of the user's ~/.ssh
+# is read or written).  The runner then uses nothing of this machine for it
+# but the connection.  `down` stops that sshd and removes its keys.
 # "session": an unprivileged qemu:///session libvirtd of the system user
 # rcuwb-session (created when missing), reached through its socket.
 #
@@ -22,12 +24,11 @@ set -euo pipefail
 
 user=rcuwb-session
 home=/var/lib/rcuwb-session
-conf=/run/rcuwb/libvirtd-tcp.conf
-tcp_uri=qemu+tcp://127.0.0.1/system
+sshdir=/run/rcuwb/test-ssh
 
-[ "$(id -u)" -eq 0 ] || die "run as root: it restarts the system libvirtd and creates user $user"
+[ "$(id -u)" -eq 0 ] || die "run as root: it reaches root's libvirtd over ssh and creates user $user"
 [ "$(cat /proc/1/comm 2>/dev/null)" != systemd ] ||
-	die "systemd runs the daemons here: set up $tcp_uri and a session endpoint by hand"
+	die "systemd runs the daemons here: set up an ssh and a session endpoint by hand"
 
 uid() { id -u "$user"; }
 session_dir() { echo "/run/user/$(uid)"; }
@@ -39,58 +40,52 @@ wait_for() { # URI WHAT
 	die "$2 does not answer at $1 after 30 s"
 }
 
-# the root libvirtd's pid, if one runs (a stale pid file names it no more)
-root_libvirtd() {
-	local pid
-	pid=$(cat /run/libvirtd.pid 2>/dev/null || true)
-	if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = libvirtd ] &&
-		[ "$(stat -c %u "/proc/$pid")" = 0 ]; then
-		echo "$pid"
-	else
-		pgrep -x -u root libvirtd | head -1
-	fi
-}
+ssh_uri() { echo "qemu+ssh://root@127.0.0.1:$(cat "$sshdir/port")/system?command=$sshdir/ssh"; }
+sshd_running() { [ -f "$sshdir/sshd.pid" ] && kill -0 "$(cat "$sshdir/sshd.pid")" 2>/dev/null; }
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-system_libvirtd() { # [--listen -f CONF]: (re)start the system daemon with these options
-	local pid
-	pid=$(root_libvirtd)
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		! kill -0 "$pid" 2>/dev/null || die "libvirtd ($pid) did not exit within 60 s"
-	fi
-	rm -f /run/libvirtd.pid
-	pgrep -x -u root virtlogd >/dev/null || virtlogd -d -p /run/virtlogd.pid
-	libvirtd -d -p /run/libvirtd.pid "$@"
-	wait_for qemu:///system "libvirtd"
-}
-
-# is the root libvirtd the one with the test's TCP listener?
-listening() {
-	local pid
-	pid=$(root_libvirtd)
-	[ -n "$pid" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "--listen"
-}
-
-tcp_up() {
-	listening && answers "$tcp_uri" && return 0
-	mkdir -p "${conf%/*}"
-	cat > "$conf" <<-EOF
-		# build/test-hosts.sh: test only, switched off by 'test-hosts.sh down'
-		listen_tls = 0
-		listen_tcp = 1
-		listen_addr = "127.0.0.1"
-		auth_tcp = "none"
+ssh_up() {
+	local port
+	sshd_running && answers "$(ssh_uri)" && return 0
+	[ -x /usr/sbin/sshd ] || die "no /usr/sbin/sshd: run 'make deps' (openssh-server)"
+	rm -rf "$sshdir"
+	mkdir -p "$sshdir" /run/sshd
+	chmod 700 "$sshdir"
+	for port in $(seq 22120 22199); do port_free "$port" && break; done
+	echo "$port" > "$sshdir/port"
+	ssh-keygen -q -t ed25519 -N '' -C rcuwb-test-host -f "$sshdir/host_key"
+	ssh-keygen -q -t ed25519 -N '' -C rcuwb-test-client -f "$sshdir/client_key"
+	cp "$sshdir/client_key.pub" "$sshdir/authorized_keys"
+	echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$sshdir/host_key.pub")" > "$sshdir/known_hosts"
+	cat > "$sshdir/sshd_config" <<-EOF
+		# build/test-hosts.sh: test only, stopped by 'test-hosts.sh down'
+		ListenAddress 127.0.0.1
+		Port $port
+		HostKey $sshdir/host_key
+		AuthorizedKeysFile $sshdir/authorized_keys
+		AuthenticationMethods publickey
+		PasswordAuthentication no
+		KbdInteractiveAuthentication no
+		PermitRootLogin prohibit-password
+		AllowUsers root
+		UsePAM no
+		PidFile $sshdir/sshd.pid
 	EOF
-	system_libvirtd --listen -f "$conf"
-	wait_for "$tcp_uri" "libvirtd's TCP listener"
+	cat > "$sshdir/ssh" <<-EOF
+		#!/bin/sh
+		# the test's ssh: its key, its known_hosts, no user or system ssh configuration
+		exec ssh -F /dev/null -o IdentitiesOnly=yes -o IdentityFile=$sshdir/client_key \\
+			-o UserKnownHostsFile=$sshdir/known_hosts -o GlobalKnownHostsFile=/dev/null \\
+			-o StrictHostKeyChecking=yes -o BatchMode=yes "\$@"
+	EOF
+	chmod 700 "$sshdir/ssh"
+	/usr/sbin/sshd -f "$sshdir/sshd_config" -E "$sshdir/sshd.log" || die "sshd did not start: see $sshdir/sshd.log"
+	wait_for "$(ssh_uri)" "libvirtd over the test's sshd"
 }
 
-tcp_down() {
-	# decided by the daemon's command line, not by whether the port answers
-	listening || { rm -f "$conf"; return 0; }
-	system_libvirtd
-	rm -f "$conf"
+ssh_down() {
+	sshd_running && kill "$(cat "$sshdir/sshd.pid")"
+	rm -rf "$sshdir"
 }
 
 session_up() {
@@ -127,13 +122,13 @@ session_down() {
 case "${1:-}" in
 up)
 	[ $# -eq 2 ] || die "usage: $0 up HOSTS_FILE"
-	tcp_up
+	ssh_up
 	session_up
 	cat > "$2" <<-EOF
 		# written by build/test-hosts.sh: two endpoints on this machine, one PU each
 		hosts:
-		  - uri: $tcp_uri
-		    label: tcp
+		  - uri: $(ssh_uri)
+		    label: ssh
 		    cpus: "0"
 		    reconnect: 20
 		  - uri: $(session_uri)
@@ -142,12 +137,12 @@ up)
 		    pool: $home/pool
 		    reconnect: 20
 	EOF
-	say "endpoints up: tcp ($tcp_uri) and session ($(session_uri)); hosts file $2"
+	say "endpoints up: ssh ($(ssh_uri)) and session ($(session_uri)); hosts file $2"
 	;;
 down)
 	session_down
-	tcp_down
-	say "endpoints down: no TCP listener, no session daemon"
+	ssh_down
+	say "endpoints down: the test's sshd stopped, no session daemon"
 	;;
 kill-session) session_kill ;;
 start-session) session_up ;;
