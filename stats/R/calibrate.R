@@ -131,36 +131,22 @@ dose_intended <- function(g, ctl_means) {
          ifelse(g$extra > 0, g$extra, intended_change(ctl_means, g$added_us)))
 }
 
-# The gate's decision on one trial, fast: the same rule as gate_stat_rows()
-# for one cell (log scale, HL estimate, one-sided Moses upper bound, exact
-# one-sided rank-sum p from a table), for per-run values without ties.
-# Ties come only from the bootstrap's duplicated runs; they are broken by a
-# relative jitter of 1e-9 so that the untied exact distribution applies.
-# `k`: moses_index(n, n, a); `ptab`: P(U >= u) for u = 0..n^2.
-fast_verdict <- function(old, new, k, ptab, threshold, a) {
-  n1 <- length(new)
-  y <- log(c(new, old))
-  dup <- duplicated(y) | duplicated(y, fromLast = TRUE)
-  if (any(dup & is.finite(y))) y[dup] <- y[dup] + 1e-9 * seq_len(sum(dup))
-  y1 <- y[seq_len(n1)]
-  y2 <- y[-seq_len(n1)]
-  d <- outer(y1, y2, "-")
-  d[is.nan(d)] <- 0
-  d <- sort(as.vector(d))
-  m <- length(d)
-  shift <- if (m %% 2) d[(m + 1) / 2] else (d[m / 2] + d[m / 2 + 1]) / 2
-  hi <- if (k > 0) d[m + 1 - k] else Inf
-  u <- sum(rank(y)[seq_len(n1)]) - n1 * (n1 + 1) / 2
-  p <- ptab[floor(u) + 1]
-  row_verdict(hi, shift, p, TRUE, threshold, a)
+# The gate's decision on one trial of one cell: the gate's own row rule
+# (log_compare(): Hodges-Lehmann estimate, Moses bound at level a, exact
+# rank-sum p with ties mid-ranked and their conditional distribution;
+# row_verdict() with SLOWDOWN at a_slow), not a copy of it.  One cell is a
+# Holm family of one; a row whose test cannot reach a_slow is not testable.
+trial_verdict <- function(old, new, threshold, a, a_slow) {
+  x <- log_compare(old, new, a = a)
+  testable <- min_p_one_sided(x$n_new, x$n_old) < a_slow
+  row_verdict(x$hi, x$shift, x$p, testable, threshold, a, a_slow)
 }
 
 # Share of `trials` trials with each verdict, drawing n per side from the
 # pools (matrices of per-run values, one column per gated statistic).
-trial_rates <- function(old, new, n, trials, threshold, a, aa = FALSE) {
-  k <- moses_index(n, n, a)
-  ptab <- stats::pwilcox(seq(0, n * n) - 1, n, n, lower.tail = FALSE)
-  testable <- min_p_one_sided(n, n) < a
+# a: the PASS level per statistic; a_slow: the SLOWDOWN level (the gate's
+# split, gate_run_table()).
+trial_rates <- function(old, new, n, trials, threshold, a, aa = FALSE, a_slow = a) {
   v <- vapply(seq_len(trials), function(t) {
     if (aa) {
       # A/A: 2n distinct runs of the one pool, split at random
@@ -172,8 +158,7 @@ trial_rates <- function(old, new, n, trials, threshold, a, aa = FALSE) {
       inew <- sample.int(nrow(new), n)
     }
     r <- vapply(seq_len(ncol(old)), function(j) {
-      x <- fast_verdict(old[io, j], new[inew, j], k, ptab, threshold, a)
-      if (!testable && x == "SLOWDOWN") "INCONCLUSIVE" else x
+      trial_verdict(old[io, j], new[inew, j], threshold, a, a_slow)
     }, character(1))
     if (any(r == "SLOWDOWN")) "SLOWDOWN" else if (all(r == "PASS")) "PASS" else "INCONCLUSIVE"
   }, character(1))
@@ -185,13 +170,14 @@ trial_rates <- function(old, new, n, trials, threshold, a, aa = FALSE) {
 calibrate_pair <- function(old, new, n, trials = 400, boot = 100, boot_trials = 100,
                            threshold = 0.05, alpha = 0.05, seed = 1, aa = FALSE) {
   a <- alpha / ncol(old)
+  a_slow <- alpha / (ncol(old) + 1)	# as the gate: the failure test has its share
   if (nrow(old) < (if (aa) 2 * n else n) || nrow(new) < n) return(NULL)
   with_seed(seed, {
-    est <- trial_rates(old, new, n, trials, threshold, a, aa)
+    est <- trial_rates(old, new, n, trials, threshold, a, aa, a_slow)
     bs <- vapply(seq_len(boot), function(b) {
       ob <- old[sample.int(nrow(old), replace = TRUE), , drop = FALSE]
       nb <- if (aa) ob else new[sample.int(nrow(new), replace = TRUE), , drop = FALSE]
-      trial_rates(ob, nb, n, boot_trials, threshold, a, aa)
+      trial_rates(ob, nb, n, boot_trials, threshold, a, aa, a_slow)
     }, numeric(3))
   })
   ci <- apply(bs, 1, stats::quantile, probs = c(0.025, 0.975), names = FALSE)

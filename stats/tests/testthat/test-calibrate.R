@@ -120,16 +120,16 @@ test_that("runs for power grow as the spread grows and the slowdown shrinks", {
   expect_gt(runs_for_power(0.1, 0.10, 0.95), runs_for_power(0.1, 0.10, 0.8))
 })
 
-test_that("the calibration's fast trial rule agrees with the gate's own rows", {
+test_that("the calibration's trial verdict is the gate's own, ties and all", {
   set.seed(5)
   for (i in 1:30) {
-    old <- exp(rnorm(6, 0, 0.2)) * 100
-    new <- exp(rnorm(6, log(1.15), 0.2)) * 100
-    x <- log_compare(old, new, a = 0.025)
-    want <- row_verdict(x$hi, x$shift, x$p, TRUE, 0.05, 0.025)
-    got <- fast_verdict(old, new, moses_index(6, 6, 0.025),
-                        stats::pwilcox(seq(0, 36) - 1, 6, 6, lower.tail = FALSE), 0.05, 0.025)
-    expect_equal(got, want)
+    # tick-bound values: ties within and across the sides
+    old <- round(exp(rnorm(6, 0, 0.2)) * 10) * 10
+    new <- round(exp(rnorm(6, log(1.15), 0.2)) * 10) * 10
+    p <- gate_db(old, new)
+    res <- gate(p, "stock", "cand", threshold = 0.05, stats = "p50")
+    want <- res$rows$verdict[res$rows$stat == "p50"]
+    expect_equal(trial_verdict(old, new, 0.05, 0.05, 0.025), want)
   }
 })
 
