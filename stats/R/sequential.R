@@ -66,7 +66,10 @@ seq_bounds <- local({
 })
 
 # Standardised Mann-Whitney U of `new` against `old` (large when new is
-# larger), ties variance-corrected; 0 when every value ties.
+# larger), ties variance-corrected, with the continuity correction of a
+# one-sided test of "new is larger" (U - 1/2: U moves in steps of 1, and
+# without it the normal approximation rejects a little too often with few
+# runs); 0 when every value ties.
 mw_z <- function(new, old) {
   n1 <- length(new)
   n2 <- length(old)
@@ -76,7 +79,7 @@ mw_z <- function(new, old) {
   nties <- table(r)
   v <- (n1 * n2 / 12) * ((N + 1) - sum(nties^3 - nties) / (N * (N - 1)))
   if (v <= 0) return(0)
-  (U - n1 * n2 / 2) / sqrt(v)
+  (U - n1 * n2 / 2 - 0.5) / sqrt(v)
 }
 
 # Information fraction of a look with n_old, n_new runs in a design of at

@@ -46,13 +46,15 @@ test_that("a boundary depends only on the looks so far, so it can be computed as
   expect_error(seq_bounds(c(0.5, 0.4), 0.025))
 })
 
-test_that("the statistic is the Mann-Whitney z of R's wilcox.test", {
+test_that("the statistic is the Mann-Whitney z of R's wilcox.test, continuity-corrected", {
   set.seed(3)
   x <- round(rnorm(9), 1)
   y <- round(rnorm(7, 0.5), 1)
-  w <- suppressWarnings(stats::wilcox.test(y, x, alternative = "greater", exact = FALSE, correct = FALSE))
+  w <- suppressWarnings(stats::wilcox.test(y, x, alternative = "greater", exact = FALSE, correct = TRUE))
   expect_equal(stats::pnorm(mw_z(y, x), lower.tail = FALSE), w$p.value, tolerance = 1e-10)
   expect_equal(mw_z(c(1, 1), c(1, 1)), 0)
+  # U - 1/2: the largest z of 4+4 runs is (16 - 8 - 0.5) / sqrt(12)
+  expect_equal(mw_z(5:8, 1:4), 7.5 / sqrt(12))
   # a censored run (+Inf) is the largest value
   expect_gt(mw_z(c(1, Inf), c(1.5, 2)), mw_z(c(1, 0.5), c(1.5, 2)))
 })
