@@ -97,26 +97,47 @@ session_up() {
 	answers "$(session_uri)" && return 0
 	# from / : the daemon must not keep the caller's directory busy
 	(cd / && setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups \
-		env -i HOME="$home" XDG_RUNTIME_DIR="$d" PATH=/usr/sbin:/usr/bin:/sbin:/bin libvirtd -d)
+		env -i HOME="$home" XDG_RUNTIME_DIR="$d" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		libvirtd -d -p "$(session_pidfile)")
 	wait_for "$(session_uri)" "the session libvirtd of $user"
 }
 
+# The session daemon this script started (its pid file), and the QEMUs that
+# daemon started (libvirt's pid files): only those are ever signalled.
+session_pidfile() { echo "$(session_dir)/rcuwb-test-libvirtd.pid"; }
+session_pid() {
+	local pid
+	pid=$(cat "$(session_pidfile)" 2>/dev/null) || return 1
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = libvirtd ] && [ "$(stat -c %U "/proc/$pid")" = "$user" ] &&
+		echo "$pid"
+}
+session_qemus() {
+	local f pid
+	for f in "$(session_dir)"/libvirt/qemu/run/*.pid; do
+		pid=$(cat "$f" 2>/dev/null) || continue
+		[ "$(stat -c %U "/proc/$pid" 2>/dev/null)" = "$user" ] && echo "$pid"
+	done
+}
+
 session_kill() {
-	pkill -KILL -x -u "$user" libvirtd || true
-	for _ in $(seq 1 50); do pgrep -x -u "$user" libvirtd >/dev/null || break; sleep 0.1; done
+	local pid
+	pid=$(session_pid) || return 0
+	kill -KILL "$pid"
+	for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	rm -f "$(session_dir)/libvirt/libvirt-sock"
 }
 
 session_down() {
-	local uri
+	local uri pid
 	getent passwd "$user" >/dev/null || return 0
 	uri=$(session_uri)
 	# a guest the test left behind: destroyed, not orphaned
 	if answers "$uri"; then
 		virsh -c "$uri" list --name | grep '^rcuwb-' | xargs -r -n1 virsh -c "$uri" destroy >/dev/null 2>&1 || true
 	fi
-	pkill -TERM -x -u "$user" libvirtd || true
-	pkill -KILL -u "$user" -f qemu-system || true
+	session_qemus | xargs -r kill -KILL
+	pid=$(session_pid) && kill -TERM "$pid"
+	return 0
 }
 
 case "${1:-}" in

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,20 +271,13 @@ static int build_sides(struct compare *c)
 /* The state file's directory: beside the database. */
 static int state_paths(struct compare *c)
 {
-	char dir[PATH_MAX];
-	char *slash;
+	char db[PATH_MAX], dir[PATH_MAX + 16];
 
-	snprintf(dir, sizeof(dir), "%s", opt_db);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
-	if (path_fmt(c->looks_path, sizeof(c->looks_path), "%s/compare/%s.looks", dir, c->name) < 0 ||
-	    path_fmt(c->json, sizeof(c->json), "%s/compare/%s.gate.json", dir, c->name) < 0)
+	snprintf(db, sizeof(db), "%s", opt_db);
+	if (path_fmt(dir, sizeof(dir), "%s/compare", dirname(db)) < 0 ||
+	    path_fmt(c->looks_path, sizeof(c->looks_path), "%s/%s.looks", dir, c->name) < 0 ||
+	    path_fmt(c->json, sizeof(c->json), "%s/%s.gate.json", dir, c->name) < 0)
 		return -1;
-	snprintf(dir, sizeof(dir), "%s", c->looks_path);
-	*strrchr(dir, '/') = '\0';
 	return mkdir_p(dir);
 }
 

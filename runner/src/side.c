@@ -26,13 +26,6 @@
 #include "commits.h"
 #include "common.h"
 
-static const char *changes_src(void)
-{
-	const char *env = getenv("RCUWB_CHANGES");
-
-	return env && *env ? env : RCUWB_SRCDIR "/kernel-changes";
-}
-
 /* REPO@REV with REPO an existing directory: split; false otherwise. */
 static bool split_git(const char *arg, char *repo, size_t cap, const char **rev)
 {
@@ -194,7 +187,7 @@ int side_on_top(struct side *s, const struct side *base)
 	if (base->kind == SIDE_GIT) {
 		snprintf(s->text, sizeof(s->text), "%s", base->text);
 	} else {
-		if (path_fmt(path, sizeof(path), "%s/variants/%s", changes_src(), base->variant) < 0 ||
+		if (path_fmt(path, sizeof(path), "%s/variants/%s", variant_changes_dir(), base->variant) < 0 ||
 		    read_file(path, &b) < 0)
 			return -1;
 		snprintf(s->text, sizeof(s->text), "%.*s", (int)b.len, b.data ? b.data : "");
@@ -269,7 +262,7 @@ int side_changes_dir(const char *dir, struct side *const *sides, int n)
 	char src[PATH_MAX], vars[PATH_MAX + 16];
 	int i;
 
-	snprintf(src, sizeof(src), "%s", changes_src());
+	snprintf(src, sizeof(src), "%s", variant_changes_dir());
 	if (path_fmt(vars, sizeof(vars), "%s/variants", dir) < 0 || mkdir_p(vars) < 0 ||
 	    link_entries(src, dir, "variants") < 0)
 		return -1;

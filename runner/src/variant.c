@@ -194,15 +194,20 @@ int series_load(const char *path, char (*names)[128], int max)
 	return each_line(path, series_line, &s) < 0 ? -1 : s.n;
 }
 
-int variant_check(const char *name)
+const char *variant_changes_dir(void)
 {
 	const char *env = getenv("RCUWB_CHANGES");
+
+	return env && *env ? env : RCUWB_SRCDIR "/kernel-changes";
+}
+
+int variant_check(const char *name)
+{
 	char path[PATH_MAX];
 	struct variant *v;
 	int ret;
 
-	if (path_fmt(path, sizeof(path), "%s/variants/%s", env && *env ? env : RCUWB_SRCDIR "/kernel-changes",
-		     name) < 0)
+	if (path_fmt(path, sizeof(path), "%s/variants/%s", variant_changes_dir(), name) < 0)
 		return -1;
 	if (access(path, R_OK) < 0)
 		return set_err("unknown variant '%s': no file %s (see kernel-changes/README.md)", name, path);

@@ -35,6 +35,8 @@ int variant_load(const char *path, struct variant *v);
  * max, into names.  Returns the count, -1 with set_err() naming the line.
  */
 int series_load(const char *path, char (*names)[128], int max);
+/* Where variant files and series live: $RCUWB_CHANGES, else kernel-changes/ of the source tree. */
+const char *variant_changes_dir(void);
 /*
  * The variant NAME as `rcuwb run` will build and boot it: its file in
  * $RCUWB_CHANGES/variants (else kernel-changes/variants of the source tree)

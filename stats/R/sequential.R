@@ -42,28 +42,23 @@ SEQ_SPENDING <- "asOF"
 SEQ_MAX_LOOKS <- 20
 
 # One-sided critical values (Z scale) at the looks with information
-# fractions f (increasing, the last may be 1), at level a.
+# fractions f (increasing, the last may be 1), at level a.  Computed once
+# per (fractions, level): every row of every look asks again.
+SEQ_BOUNDS_CACHE <- new.env()
 seq_bounds <- function(f, a, spending = SEQ_SPENDING) {
   k <- length(f)
   stopifnot(k >= 1, k <= SEQ_MAX_LOOKS, all(diff(f) > 0), f[1] > 0, f[k] <= 1)
   if (k == 1 && f[1] == 1) return(stats::qnorm(1 - a))
+  key <- paste(spending, a, paste(format(f, digits = 15), collapse = ","))
+  if (!is.null(SEQ_BOUNDS_CACHE[[key]])) return(SEQ_BOUNDS_CACHE[[key]])
   rates <- if (f[k] < 1) c(f, 1) else f
   if (length(rates) > SEQ_MAX_LOOKS) {
     stop(sprintf("%d looks: at most %d (a larger batch)", length(rates) - 1, SEQ_MAX_LOOKS - 1))
   }
   d <- rpact::getDesignGroupSequential(kMax = length(rates), alpha = a, sided = 1,
                                        typeOfDesign = spending, informationRates = rates)
-  d$criticalValues[seq_len(k)]
+  SEQ_BOUNDS_CACHE[[key]] <- d$criticalValues[seq_len(k)]
 }
-seq_bounds <- local({
-  cache <- new.env()
-  bounds <- seq_bounds
-  function(f, a, spending = SEQ_SPENDING) {
-    key <- paste(spending, a, paste(format(f, digits = 15), collapse = ","))
-    if (is.null(cache[[key]])) cache[[key]] <- bounds(f, a, spending)
-    cache[[key]]
-  }
-})
 
 # Standardised Mann-Whitney U of `new` against `old` (large when new is
 # larger), ties variance-corrected, with the continuity correction of a
