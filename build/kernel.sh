@@ -33,7 +33,8 @@
 #      $RCUWB_CACHE/builds/KEY/{vmlinux,config,caps,build.json}.
 #      caps: what the runner needs to know of the kernel (the mid-boot
 #      probe, kernel/rcu/midboot_probe.c; rcuscale's parameter and console
-#      prefixes: rcuscale/rcu-scale, or rcuperf/rcu-perf before 5.11).
+#      prefixes: rcuscale/rcu-scale, or rcuperf/rcu-perf before 5.11;
+#      whether rcuscale has the minruntime parameter, v6.6 or patch 0009).
 #
 # Layout: $RCUWB_CACHE/kernels/VARIANT/src, the variant's source, shared by
 # its scenarios, and kernels/VARIANT/KCONFIG/build.json, naming the
@@ -188,9 +189,10 @@ write_build_json() {
 		esac
 		printf '  "vmlinux": %s,\n  "config": %s,\n  "config_sha": "%s",\n' \
 			"$(json_str "$bdir/vmlinux")" "$(json_str "$bdir/config")" "$(sha256sum < "$bdir/config" | cut -c1-16)"
-		# caps: "midboot_probe true|false", "rcuscale_param P", "rcuscale_console C"
+		# caps: "midboot_probe true|false", "rcuscale_minruntime true|false",
+		# "rcuscale_param P", "rcuscale_console C"
 		while read -r k v; do
-			case $k in midboot_probe) printf '  "%s": %s,\n' "$k" "$v" ;;
+			case $k in midboot_probe | rcuscale_minruntime) printf '  "%s": %s,\n' "$k" "$v" ;;
 			*) printf '  "%s": %s,\n' "$k" "$(json_str "$v")" ;; esac
 		done < "$bdir/caps"
 		printf '  "patches": ['
@@ -310,8 +312,11 @@ fi
 write_caps() { # DEST
 	local probe=false
 	[ ! -f "$src/kernel/rcu/midboot_probe.c" ] || probe=true
+	local minrt=false
+	! grep -qs '^torture_param(int, minruntime,' "$src/kernel/rcu/rcuscale.c" || minrt=true
 	{
 		echo "midboot_probe $probe"
+		echo "rcuscale_minruntime $minrt"
 		if [ -f "$src/kernel/rcu/rcuscale.c" ]; then
 			printf 'rcuscale_param rcuscale\nrcuscale_console rcu-scale\n'
 		elif [ -f "$src/kernel/rcu/rcuperf.c" ]; then

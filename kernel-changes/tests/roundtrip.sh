@@ -5,8 +5,8 @@
 # of kernel-changes/ named LINE, a Debian kernel line, with a series file).
 #
 #   1. The release-semantics patches (the patches of the tree's "after"
-#      variant -- "after" for 6.1, "after-LINE" otherwise -- that change
-#      only files of the pristine tree: 0001-0006), applied in order
+#      variant -- "after" for 6.1, "after-LINE" otherwise -- before the
+#      first that creates a file: 0001-0006), applied in order
 #      with "patch -p1 --fuzz=0" to a fresh hard-linked copy of the
 #      pristine tree, give back every file they touch byte for byte (0001
 #      must really change each of them, so that the comparison cannot pass
@@ -84,14 +84,16 @@ else
 fi
 
 # The series in order; the round-trip patches are those of variant
-# "after" that create no file.
+# "after" before the first that creates a file (the probe): tools after it
+# (0009, rcuscale's minruntime) change pristine files and stay changed.
 mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$sd/series")
 for p in "${series[@]}"; do
 	[ -f "$sd/$p" ] || { fail "series lists $p, which does not exist"; return; }
 done
 rt=()
 while IFS= read -r p; do
-	grep -q '^--- /dev/null' "$sd/$p" || rt+=("$p")
+	! grep -q '^--- /dev/null' "$sd/$p" || break
+	rt+=("$p")
 done < <(variant_patches "$after")
 if [ ${#rt[@]} -lt 2 ]; then
 	fail "variant $after must list the release-semantics patches"
