@@ -83,6 +83,7 @@ struct compare {
 	long long cutoffs[32];		/* the largest run id of each look taken */
 	int nlooks;
 	bool final;			/* the last look was the final one */
+	bool no_minruntime;		/* a side's kernel has no rcuscale.minruntime */
 	struct buf text;		/* the gate's text at the last look */
 };
 
@@ -211,6 +212,9 @@ static int load_cells(struct compare *c)
 	if (matrix_load(c->matrix_path, &c->m) < 0 || matrix_override(&c->m, c->name, c->vars) < 0)
 		return -1;
 	c->m.reps = 1;
+	if (c->no_minruntime)
+		c->m.minruntime_s = 0;
+	c->ncells = 0;
 	if (matrix_expand(&c->m, &runs, &n) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -247,6 +251,32 @@ static int load_cells(struct compare *c)
 			       "%s: no cells", c->only_cell ? c->only_cell : c->matrix_path, c->matrix_path,
 			       c->matrix_path);
 	return 0;
+}
+
+/*
+ * The cells as the built kernels can run them: without rcuscale.minruntime
+ * on either side when one side's kernel lacks it (rcuwb run drops it alike).
+ */
+static int fit_kernels(struct compare *c)
+{
+	int nk = c->m.nvariants * c->m.nkconfigs, i, rc = 0;
+	struct kernel_build *k;
+
+	if (!c->m.minruntime_s)
+		return 0;
+	k = calloc((size_t)nk, sizeof(*k));
+	if (!k)
+		return set_err("out of memory");
+	for (i = 0; i < nk && rc == 0; i++)
+		rc = kernel_load(c->m.variants[i / c->m.nkconfigs], c->m.kconfigs[i % c->m.nkconfigs], &k[i]);
+	if (rc == 0) {
+		matrix_fit_kernels(&c->m, k);
+		c->no_minruntime = !c->m.minruntime_s;
+	}
+	for (i = 0; i < nk; i++)
+		kernel_free(&k[i]);
+	free(k);
+	return rc < 0 || (c->no_minruntime && load_cells(c) < 0) ? -1 : 0;
 }
 
 /* Patch sides first: a patch that does not apply stops the compare before any build. */
@@ -581,13 +611,15 @@ int do_compare(int argc, char **argv)
 		return 0;
 	}
 	if (rc == 0)
-		rc = resolve_sides(c, argc, argv) < 0 || load_cells(c) < 0 || load_looks(c) < 0 ? -1 : 0;
+		rc = resolve_sides(c, argc, argv) < 0 || load_cells(c) < 0 ? -1 : 0;
 	if (rc == 0) {
 		info("rcuwb: compare %s (%s) against %s (%s): %d cell(s) of %s, %s threshold, looks of %d runs a "
 		     "side up to %d, budget %d s\n", c->cand.variant, c->cand.arg, c->base.variant, c->base.arg,
 		     c->ncells, c->matrix_path, c->threshold, c->batch, c->max_runs, c->budget_s);
 		rc = build_sides(c);
 	}
+	if (rc == 0)
+		rc = fit_kernels(c) < 0 || load_looks(c) < 0 ? -1 : 0;
 	if (rc == 0) {
 		catch_signals();
 		rc = looks(c);

@@ -309,8 +309,17 @@ int do_run(int argc, char **argv)
 		return -1;
 	if (o.reps)
 		m.reps = o.reps;
+	if (!o.dry_run && !o.synthetic) {
+		kernels = calloc((size_t)(m.nvariants * m.nkconfigs), sizeof(*kernels));
+		if (!kernels || load_kernels(&m, kernels) < 0) {
+			if (!kernels)
+				set_err("out of memory");
+			goto out_err;
+		}
+		matrix_fit_kernels(&m, kernels);
+	}
 	if (matrix_expand(&m, &runs, &n) < 0)
-		return -1;
+		goto out_err;
 	if (o.cell && only_cell(o.cell, runs, &n) < 0)
 		goto out_err;
 	if (o.schedule)
@@ -327,12 +336,7 @@ int do_run(int argc, char **argv)
 	if (pulock_init(&locks) < 0)
 		goto out_err;
 	locked = true;
-	kernels = calloc((size_t)(m.nvariants * m.nkconfigs), sizeof(*kernels));
-	if (!kernels) {
-		set_err("out of memory");
-		goto out_close;
-	}
-	if (load_kernels(&m, kernels) < 0 || bench_open(&b, &hs, &kernels[0], o.accel, &locks) < 0)
+	if (bench_open(&b, &hs, &kernels[0], o.accel, &locks) < 0)
 		goto out_close;
 	n = select_runs(b.db, &m, runs, n, o.resume);
 	d = (struct dispatch){ .b = &b, .m = &m, .runs = runs, .n = n, .kernels = kernels, .jobs = o.jobs,
@@ -359,8 +363,8 @@ out_close:
 	bench_close(&b);
 	if (locked)
 		pulock_fini(&locks);
-	free_kernels(&m, kernels);
 out_err:
+	free_kernels(&m, kernels);
 	free(runs);
 	return -1;
 }

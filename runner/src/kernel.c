@@ -100,6 +100,8 @@ static void read_caps(json_object *o, struct kernel_build *k)
 	json_object *v;
 
 	k->midboot_probe = !json_object_object_get_ex(o, "midboot_probe", &v) || json_object_get_boolean(v);
+	k->rcuscale_minruntime = json_object_object_get_ex(o, "rcuscale_minruntime", &v) &&
+				 json_object_get_boolean(v);
 	snprintf(k->param_prefix, sizeof(k->param_prefix), "%s",
 		 *opt_str(o, "rcuscale_param") ? opt_str(o, "rcuscale_param") : "rcuscale");
 	snprintf(k->console_prefix, sizeof(k->console_prefix), "%s",

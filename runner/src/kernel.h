@@ -34,6 +34,7 @@ struct kernel_build {
 	 * then fails in the guest (no probe output) instead of before it.
 	 */
 	bool midboot_probe;		/* kernel/rcu/midboot_probe.c */
+	bool rcuscale_minruntime;	/* rcuscale.minruntime (v6.6, or 6.1 with patch 0009) */
 	char param_prefix[16];		/* rcuscale's module parameters: "rcuscale" or "rcuperf" (< 5.11) */
 	char console_prefix[16];	/* its console lines: "rcu-scale" or "rcu-perf" */
 };

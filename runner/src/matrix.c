@@ -304,7 +304,8 @@ static int parse_rcuscale(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 	yaml_node_t *k, *v;
 
 	if (n->type != YAML_MAPPING_NODE)
-		return ycfg_err(c, n, "rcuscale", "give {nwriters: N, nreaders: N, holdoff: S, writer_holdoff: US}");
+		return ycfg_err(c, n, "rcuscale",
+				"give {nwriters: N, nreaders: N, holdoff: S, writer_holdoff: US, minruntime: S}");
 	YCFG_FOR_PAIRS(c, n, k, v) {
 		const char *ks = ycfg_scalar(k) ? ycfg_scalar(k) : "?";
 		int r;
@@ -317,8 +318,11 @@ static int parse_rcuscale(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 			r = get_holdoff(c, v, &m->holdoff_s);
 		else if (!strcmp(ks, "writer_holdoff"))
 			r = ycfg_int(c, v, "rcuscale.writer_holdoff", 0, 1000000, &m->writer_holdoff_us);
+		else if (!strcmp(ks, "minruntime"))
+			r = ycfg_int(c, v, "rcuscale.minruntime (seconds)", 0, 600, &m->minruntime_s);
 		else
-			return ycfg_err(c, k, ks, "unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff)");
+			return ycfg_err(c, k, ks,
+					"unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff, minruntime)");
 		if (r < 0)
 			return -1;
 	}
@@ -491,6 +495,19 @@ int matrix_override(struct matrix *m, const char *name, const char *variants)
 	return m->nvariants ? 0 : set_err("--variants: give at least one variant");
 }
 
+void matrix_fit_kernels(struct matrix *m, const struct kernel_build *k)
+{
+	int i;
+
+	for (i = 0; m->minruntime_s && i < m->nvariants * m->nkconfigs; i++)
+		if (!k[i].rcuscale_minruntime) {
+			info("rcuwb: %s: rcuscale.minruntime not passed to any run: %s (%s) has no such parameter "
+			     "(a 6.1 tree needs patch 0009; build.json \"rcuscale_minruntime\": false)\n",
+			     m->name, k[i].variant, k[i].kconfig);
+			m->minruntime_s = 0;
+		}
+}
+
 /* splitmix64: small, seedable, the same everywhere */
 static unsigned long long next_rand(unsigned long long *s)
 {
@@ -513,6 +530,7 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 	s->nreaders = m->nreaders;
 	s->holdoff_s = m->holdoff_s;
 	s->writer_holdoff_us = m->writer_holdoff_us;
+	s->minruntime_s = m->minruntime_s;
 	s->emulator_apart = m->emulator_apart;
 	s->timeout_s = m->timeout_s;
 	snprintf(s->boot_params, sizeof(s->boot_params), "%s", m->boot_params[p->boot_params]);

@@ -8,6 +8,8 @@
 #include "run.h"
 #include "topo.h"
 
+struct kernel_build;
+
 #define MATRIX_MAX 16
 #define MATRIX_MAX_RUNS 1000000	/* runs of one matrix: more is a typo, not a plan */
 
@@ -31,6 +33,7 @@ struct matrix {
 	char boot_params[MATRIX_MAX][256];	/* a dimension: "" = none */
 	int nboot_params;
 	int nwriters, nreaders, holdoff_s, writer_holdoff_us;
+	int minruntime_s;		/* rcuscale.minruntime, 0 = not passed */
 	bool emulator_apart;		/* emulator: apart */
 	int reps, timeout_s;
 	unsigned long long seed;
@@ -57,6 +60,13 @@ int matrix_load(const char *path, struct matrix *m);
  * the host lands on both sides of every comparison.
  */
 int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n);
+/*
+ * Fit the matrix to its kernels (k[variant * nkconfigs + kconfig]): when
+ * one of them has no rcuscale.minruntime, no run of the matrix gets it (the
+ * two sides of a comparison must measure alike), and it says so on stderr.
+ * Call before matrix_expand(): the cells' names show minruntime.
+ */
+void matrix_fit_kernels(struct matrix *m, const struct kernel_build *k);
 /*
  * Replace what the file says by what the command line says: the matrix's
  * name (name, NULL = keep) and its kernel variants (variants, a

@@ -77,9 +77,9 @@ void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 			 s->probe_calls > 1 ? "-x" : "", s->probe_calls > 1 ? s->probe_calls : 0,
 			 kc, s->boot_params[0] ? "/" : "", s->boot_params);
 	else
-		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%s%s%s", topo, gp_mode_name(s->gp),
+		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%.0d%s%s%s%s", topo, gp_mode_name(s->gp),
 			 s->nwriters, s->nreaders, s->writer_holdoff_us ? "-h" : "", s->writer_holdoff_us,
-			 s->emulator_apart ? "-ea" : "", kc, s->boot_params[0] ? "/" : "", s->boot_params);
+			 s->minruntime_s ? "-m" : "", s->minruntime_s, s->emulator_apart ? "-ea" : "", kc, s->boot_params[0] ? "/" : "", s->boot_params);
 }
 
 /* rcuscale's module-parameter prefix in the run's kernel ("rcuperf" before 5.11) */
@@ -104,6 +104,8 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 		buf_printf(&b, " %s.nwriters=%d", p, s->nwriters);
 	if (s->writer_holdoff_us > 0)
 		buf_printf(&b, " %s.writer_holdoff=%d", p, s->writer_holdoff_us);
+	if (s->minruntime_s > 0 && s->kind == RUN_RCUSCALE)
+		buf_printf(&b, " %s.minruntime=%d", p, s->minruntime_s);
 	if (s->kind == RUN_BOOT) {
 		buf_printf(&b, " %s.shutdown=0 rcuwb_poweroff", p);
 	} else if (s->kind == RUN_PROBE) {

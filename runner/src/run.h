@@ -37,6 +37,7 @@ struct run_spec {
 	int nwriters, nreaders;		/* rcuscale; -1 = kernel default */
 	int holdoff_s;			/* rcuscale.holdoff, HOLDOFF_BOOT = until boot ends */
 	int writer_holdoff_us;		/* rcuscale.writer_holdoff, 0 = none */
+	int minruntime_s;		/* rcuscale.minruntime, 0 = not passed */
 	bool emulator_apart;		/* QEMU's own threads on PUs apart from the vCPUs' */
 	char probe_stages[8];		/* midboot.stages (RUN_PROBE) */
 	char probe_prims[64];		/* midboot.prims, "" = all */

@@ -9,7 +9,7 @@ set -uo pipefail
 scratch compare
 data=$here/data/compare
 base=${RCUWB_TEST_VARIANT:-after}
-cell=v1-n1/normal/w1-r0
+cell=v1-n1/normal/w1-r0-m1
 cache=${RCUWB_CACHE:-$HOME/.cache/rcuwb}
 builds() { ls "$cache/builds" 2>/dev/null | wc -l; }
 cmp() { "$rcuwb" -d "$db" compare --cell "$cell" --batch 4 --max-runs 8 --budget 20m "$@"; }
@@ -57,6 +57,9 @@ check "the candidate is a variant of its own ($slowvar) on top of $base" test -n
 check "its runs' build.json names the test patch" \
 	grep -q '0001-rcu-test-slow-normal-gp.patch' "$(q "SELECT run_dir FROM runs WHERE variant = '$slowvar' LIMIT 1")/build.json"
 check "the gate's table says sequential" grep -q "rule (sequential" "$work/slow.out"
+check "every run got rcuscale.minruntime=1 (compare.yaml; both kernels have it)" \
+	test "$(q "SELECT COUNT(*) FROM runs WHERE variant = '$slowvar' AND cmdline LIKE '% rcuscale.minruntime=1%'")" -gt 0 -a \
+	"$(q "SELECT COUNT(*) FROM runs WHERE cmdline NOT LIKE '% rcuscale.minruntime=1%'")" = 0
 
 # 3. A documentation-only patch, killed during its first look and started
 # again: it goes on from the stored runs, stores none twice, and PASSes.

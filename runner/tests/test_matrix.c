@@ -85,6 +85,10 @@ static void test_errors(void **state)
 		     "3: emulator: give apart or shared");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrcuscale: {holdoff: soon}\n",
 		     "3: rcuscale.holdoff (seconds or boot): give a whole number from 0 to 3600");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrcuscale: {minruntime: -1}\n",
+		     "3: rcuscale.minruntime (seconds): give a whole number from 0 to 600");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrcuscale: {minrt: 1}\n",
+		     "3: minrt: unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff, minruntime)");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 3, nodes: 2}]\n",
 		     "2: topologies[0]: 3 vcpus do not split evenly over 2 NUMA nodes");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nmodes: [fast]\n",
@@ -256,6 +260,35 @@ static void test_kconfigs(void **state)
 	unlink(path);
 }
 
+/* minruntime: every run gets it, or none does when one kernel lacks it */
+static void test_minruntime_fit(void **state)
+{
+	struct kernel_build k[2] = { { .variant = "after", .kconfig = "tiny", .rcuscale_minruntime = true },
+				     { .variant = "stock", .kconfig = "tiny", .rcuscale_minruntime = true } };
+	struct planned_run *runs;
+	struct matrix m;
+	size_t n, i;
+
+	(void)state;
+	assert_int_equal(load("name: t\nvariants: [after, stock]\ntopologies: [{vcpus: 1}]\n"
+			      "modes: [expedited]\nrcuscale: {nwriters: 1, minruntime: 2}\n", &m), 0);
+	assert_int_equal(m.minruntime_s, 2);
+	matrix_fit_kernels(&m, k);
+	assert_int_equal(m.minruntime_s, 2);
+	assert_int_equal(matrix_expand(&m, &runs, &n), 0);
+	for (i = 0; i < n; i++)
+		assert_string_equal(runs[i].cell, "v1-n1/expedited/w1-r0-m2");
+	free(runs);
+	k[1].rcuscale_minruntime = false;
+	matrix_fit_kernels(&m, k);
+	assert_int_equal(m.minruntime_s, 0);
+	assert_int_equal(matrix_expand(&m, &runs, &n), 0);
+	for (i = 0; i < n; i++)
+		assert_string_equal(runs[i].cell, "v1-n1/expedited/w1-r0");
+	free(runs);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_too_many_runs),
 		cmocka_unit_test(test_probe_dimensions),
 		cmocka_unit_test(test_kconfigs),
+		cmocka_unit_test(test_minruntime_fit),
 	};
 	RUN_UNIT_TESTS("matrix", tests);
 }

@@ -86,6 +86,18 @@ static void test_cmdline_and_cell(void **state)
 	run_cell_key(&s, buf, sizeof(buf));
 	assert_string_equal(buf, "v2-n1/normal/w2-r0-ea/rcupdate.rcu_normal=1");
 	s.emulator_apart = false;
+	/* rcuscale.minruntime: passed to rcuscale runs, and a cell of its own */
+	s.minruntime_s = 1;
+	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
+	assert_non_null(strstr(buf, " rcuscale.minruntime=1"));
+	run_cell_key(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "v2-n1/normal/w2-r0-m1/rcupdate.rcu_normal=1");
+	s.kind = RUN_PROBE;
+	snprintf(s.probe_stages, sizeof(s.probe_stages), "1");
+	assert_int_equal(run_cmdline(&s, buf, sizeof(buf)), 0);
+	assert_null(strstr(buf, "minruntime"));
+	s.kind = RUN_RCUSCALE;
+	s.minruntime_s = 0;
 	s.gp = GP_EXPEDITED;
 
 	s.kind = RUN_PROBE;

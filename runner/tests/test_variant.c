@@ -57,8 +57,8 @@ static void test_shipped(void **state)
 	closedir(d);
 	assert_true(n >= 10);
 	snprintf(name, sizeof(name), "%s/kernel-changes/6.1/series", RCUWB_SRCDIR);
-	assert_int_equal(series_load(name, names, VARIANT_MAX_PATCHES), 8);
-	assert_string_equal(names[7], "0008-rcu-Add-test-only-planted-grace-period-delays-not-fo.patch");
+	assert_int_equal(series_load(name, names, VARIANT_MAX_PATCHES), 9);
+	assert_string_equal(names[8], "0009-rcuscale-Add-minruntime-module-parameter.patch");
 }
 
 static void test_parse(void **state)
