@@ -59,7 +59,7 @@ runner: deps
 # the latency table of this bench's runs.
 BASE ?= before
 CAND ?= after
-BENCH_BUDGET ?= 8m
+BENCH_BUDGET ?= 10m
 BENCH_MAX_RUNS ?= 20
 bench: deps libvirt initramfs runner
 	@mkdir -p $(RESULTS); since=$$(date -u +%Y-%m-%dT%H:%M:%SZ); \

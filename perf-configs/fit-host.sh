@@ -3,7 +3,9 @@
 # to this host: the largest flat guest and the largest 2-node NUMA guest
 # that fit the host's PUs without oversubscription (on a 2-PU host: 2 vCPUs
 # flat and 2 vCPUs in 2 nodes), normal and expedited grace periods, one
-# writer, measured from the end of boot.  It says which shapes it chose.
+# writer, measured from the end of boot, rcuscale.minruntime=1 (up to 10000
+# expedited GPs a boot; perf-configs/compare.yaml).  It says which shapes it
+# chose.
 set -euo pipefail
 out=${1:?usage: fit-host.sh OUT}
 pus=$(nproc)
@@ -15,7 +17,7 @@ pus=$(nproc)
 	echo "  - {vcpus: $pus}"
 	[ "$pus" -ge 2 ] && echo "  - {vcpus: $pus, nodes: 2}"
 	echo "modes: [normal, expedited]"
-	echo "rcuscale: {nwriters: 1, nreaders: 0, holdoff: boot}"
+	echo "rcuscale: {nwriters: 1, nreaders: 0, holdoff: boot, minruntime: 1}"
 	echo "reps: 4"
 	echo "timeout: 300"
 	echo "seed: 1"
