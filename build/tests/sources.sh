@@ -6,7 +6,8 @@
 #   1. build/tree-git.sh makes rcuwb-6.1: an import commit, then one commit
 #      per patch of the 6.1 series, tagged.
 #   2. Each git variant at such a commit (git-v4.9 git-v4.10 git-v4.11
-#      git-after: the commit, and the probe on top where the stack has it)
+#      git-after: the commit, the probe on top where the stack lacks it, and
+#      0009, rcuscale's minruntime)
 #      builds a vmlinux byte-identical to its patch-stack variant's.
 #   3. A second name for the same content (after-aa beside after) is built
 #      in 0 s: the same build key, the same published build; an unchanged
@@ -118,7 +119,9 @@ c1=$(doc_commit rcuwb/0007 "rcuwb test $nonce a")
 git -C "$scratch" update-ref refs/heads/follow "$c1"
 mkdir -p "$work/changes/variants"
 ln -s "$top/kernel-changes/6.1" "$work/changes/6.1"
-echo "source git $scratch follow" > "$work/changes/variants/srctest-follow"
+# as git-after: the commit, and 0009 (rcuscale's minruntime) on top
+printf 'source git %s follow\n0009-rcuscale-Add-minruntime-module-parameter.patch\n' "$scratch" \
+	> "$work/changes/variants/srctest-follow"
 follow() { RCUWB_CHANGES=$work/changes "$top/build/kernel.sh" srctest-follow; }
 if ! follow 2>"$work/follow1.log"; then
 	bad "srctest-follow at the first commit: $(grep error "$work/follow1.log" | head -n1)"
