@@ -8,6 +8,8 @@
 #       [--json [FILE|-]] [--junit FILE] [--quiet]
 #       [--looks ID,ID,... --max-runs N [--final]]
 #
+# By default mean and p90 are gated, the mean alone in normal-GP cells
+# (GATE_MODE_STATS in R/gate.R); --stat gates what it names in every cell.
 # --looks makes it the sequential gate (R/sequential.R): this is one look
 # of several, each earlier look given by the largest run id it saw; the
 # design has at most --max-runs runs a side, and --final (or reaching
@@ -102,7 +104,8 @@ gate_main <- function(args) {
   res <- gate(db, baseline = opts$baseline, candidate = opts$candidate,
               threshold = threshold, alpha = alpha, min_runs = min_runs,
               matrix = matrix, since = since, stats = stats,
-              allow_config = isTRUE(opts[["allow-config"]]), seq = seq)
+              allow_config = isTRUE(opts[["allow-config"]]), seq = seq,
+              mode_stats = if (is.null(opts$stat)) GATE_MODE_STATS)
 
   if (!isTRUE(opts$quiet)) {
     cat(res$text, sep = "\n", file = if (json_stdout) stderr() else stdout())

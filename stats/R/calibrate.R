@@ -168,9 +168,12 @@ trial_rates <- function(old, new, n, trials, threshold, a, aa = FALSE, a_slow = 
 
 # One comparison's rates at n runs per side with bootstrap CIs over pools.
 calibrate_pair <- function(old, new, n, trials = 400, boot = 100, boot_trials = 100,
-                           threshold = 0.05, alpha = 0.05, seed = 1, aa = FALSE) {
-  a <- alpha / ncol(old)
-  a_slow <- alpha / (ncol(old) + 1)	# as the gate: the failure test has its share
+                           threshold = 0.05, alpha = 0.05, seed = 1, aa = FALSE,
+                           split = ncol(old)) {
+  # split: the statistics alpha is shared by, as the gate's (which keeps
+  # two in a normal-GP cell where it gates the mean alone)
+  a <- alpha / split
+  a_slow <- alpha / (split + 1)	# as the gate: the failure test has its share
   if (nrow(old) < (if (aa) 2 * n else n) || nrow(new) < n) return(NULL)
   with_seed(seed, {
     est <- trial_rates(old, new, n, trials, threshold, a, aa, a_slow)
@@ -226,11 +229,14 @@ between_boot_cells <- function(rt, by_matrix = FALSE) {
 calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
                            boot = 100, boot_trials = 100, threshold = 0.05,
                            alpha = 0.05, seed = 1, stats = GATE_DEFAULT_STATS,
-                           aa_trials = 4 * trials) {
+                           aa_trials = 4 * trials,
+                           mode_stats = if (missing(stats)) GATE_MODE_STATS else NULL) {
   out <- list()
   for (g in between_boot_cells(rt)) {
     ctl <- g[g$dose == "0", , drop = FALSE]
-    ctl_m <- stat_matrix(ctl, stats)
+    # the statistics the gate gates in this cell's GP mode
+    cs <- row_gated_stats(g, stats, mode_stats)
+    ctl_m <- stat_matrix(ctl, cs)
     ctl_means <- ctl$avg_us[ctl$usable]
     cd <- cell_doses(g, ctl_means)
     cmp <- list(list(label = "A/A", dose = cd[cd$dose == "0", ], old = ctl_m, new = ctl_m, aa = TRUE))
@@ -240,12 +246,13 @@ calibrate_gate <- function(rt, n = c(5, 10, 20), doses = NULL, trials = 400,
       dg <- g[g$dose == cd$dose[i], , drop = FALSE]
       if (sum(dg$usable) < min(n)) next
       cmp[[length(cmp) + 1]] <- list(label = fmt_pct(want, 1), dose = cd[i, ],
-                                     old = ctl_m, new = stat_matrix(dg, stats), aa = FALSE)
+                                     old = ctl_m, new = stat_matrix(dg, cs), aa = FALSE)
     }
     for (c in cmp) {
       for (k in n) {
         r <- calibrate_pair(c$old, c$new, k, if (c$aa) aa_trials else trials, boot,
-                            boot_trials, threshold, alpha, seed + k, aa = c$aa)
+                            boot_trials, threshold, alpha, seed + k, aa = c$aa,
+                            split = length(stats))
         if (is.null(r)) next
         out[[length(out) + 1]] <- cbind(data.frame(cell = g$base[1], comparison = c$label,
                                                    added_us = c$dose$added_us,

@@ -24,6 +24,7 @@ gate_json <- function(res, pretty = TRUE) {
     alpha_per_stat = res$alpha_stat,
     alpha_slowdown = res$alpha_slow,
     stats = I(res$stats),
+    stats_by_mode = if (length(res$mode_stats)) lapply(res$mode_stats, function(x) I(intersect(res$stats, x))) else NULL,
     reported = I(res$reported),
     min_runs = res$min_runs,
     rule = if (is.null(res$seq)) {

@@ -79,6 +79,39 @@ test_that("PASS: the one-sided upper bound is below the threshold (hand-checked 
   expect_true(is.finite(r4$cells$runs_needed))
 })
 
+test_that("normal GPs gate the mean alone: a p90 one tick up is reported, not gated", {
+  # ten GPs a run, ticks of 4 ms: the baseline's are all four ticks; the
+  # candidate's have two GPs of five ticks and eight a little under four,
+  # so the mean is the same and the p90 (the 9th of ten) is +25%
+  tick <- 4e6
+  base <- rep(4 * tick, 10)
+  cand <- c(rep((40 - 10) / 8 * tick, 8), 5 * tick, 5 * tick)
+  p <- new_db()
+  for (cell in c("v2-n1/normal/w1-r0", "v2-n1/expedited/w1-r0")) {
+    for (i in 1:8) {
+      add_run(p, "stock", cell, samples_ns = base * (1 + i / 1000), rep = i)
+      add_run(p, "cand", cell, samples_ns = cand * (1 + i / 1000), rep = i)
+    }
+  }
+  r <- gate(p, "stock", "cand", threshold = 0.05)
+  row <- function(res, cell, stat) res$rows[startsWith(res$rows$cell, cell) & res$rows$stat == stat, ]
+  expect_equal(row(r, "v2-n1/normal", "p90")$gated, FALSE)
+  expect_equal(row(r, "v2-n1/normal", "p90")$verdict, "(slowdown)")
+  expect_equal(row(r, "v2-n1/normal", "mean")$verdict, "PASS")
+  expect_equal(row(r, "v2-n1/expedited", "p90")$verdict, "SLOWDOWN")
+  expect_equal(r$cells$verdict[startsWith(r$cells$cell, "v2-n1/normal")], "PASS")
+  expect_equal(r$cells$verdict[startsWith(r$cells$cell, "v2-n1/expedited")], "SLOWDOWN")
+  # the level split is the same in both modes
+  expect_equal(r$alpha_stat, 0.025)
+  expect_match(paste(r$text, collapse = "\n"), "mean and p90 (normal GPs: mean)", fixed = TRUE)
+  expect_equal(jsonlite::fromJSON(gate_json(r))$stats_by_mode$normal, "mean")
+  # asked for by name, p90 is gated in every mode
+  r2 <- gate(p, "stock", "cand", threshold = 0.05, stats = c("mean", "p90"))
+  expect_equal(row(r2, "v2-n1/normal", "p90")$verdict, "SLOWDOWN")
+  expect_equal(r2$status, 1L)
+  expect_false(grepl("normal GPs:", paste(r2$text, collapse = "\n")))
+})
+
 test_that("one-sided: a clear speedup passes, it is not a 'significant change'", {
   p <- gate_db(base5, base5 * 0.8)
   r <- gate(p, "stock", "cand")
