@@ -28,6 +28,7 @@
 #include "proc.h"
 #include "rounds.h"
 #include "schedule.h"
+#include "seqrun.h"
 
 static const char nightly_help[] =
 	"Usage: rcuwb nightly [OPTIONS] SCHEDULE\n"
@@ -39,7 +40,9 @@ static const char nightly_help[] =
 	"schedule's matrix with both (each cell and repetition runs the two back to back,\n"
 	"so drift within the round shows on both sides), gate the head against the\n"
 	"baseline, update the change-point analysis and the dashboard, and run the\n"
-	"notify command with the round's JSON on its standard input.\n"
+	"notify command with the round's JSON on its standard input.  With gate.max_runs\n"
+	"the round runs in looks of gate.batch runs a side until the sequential gate\n"
+	"decides every cell (as rcuwb compare), gate.max_runs or gate.budget.\n"
 	"\n"
 	"  -f, --force   measure the head again (new repetitions) although it was measured\n"
 	"  -w, --wait    wait for a round that holds the lock instead of leaving\n"
@@ -283,6 +286,49 @@ static int gate_stage(struct round *r, const char **verdict)
 	return rc < 0 ? -1 : rc;
 }
 
+/*
+ * A sequential round (gate.max_runs): looks of gate.batch runs a side of
+ * every undecided cell until the sequential gate decides each, gate.max_runs
+ * or gate.budget (seqrun.h, the engine of rcuwb compare).  The looks are in
+ * the round's directory, so a killed round is completed from its runs.
+ * The gate's exit code, -1 if the runs or the gate could not run.
+ */
+static int seq_stage(struct round *r, const char **verdict)
+{
+	struct seqrun *sq = calloc(1, sizeof(*sq));
+	const char *args[8] = { "--threshold", r->s.threshold, "--alpha", r->s.alpha, NULL };
+	double t0 = now_s();
+	int rc;
+
+	if (!sq)
+		return set_err("out of memory");
+	if (r->s.stat[0]) {
+		args[4] = "--stat";
+		args[5] = r->s.stat;
+	}
+	*sq = (struct seqrun){ .matrix_path = r->m.path, .name = r->row.matrix, .base_var = r->base_var,
+			       .cand_var = r->head_var, .schedule = r->s.name, .hosts = r->s.hosts,
+			       .gate_args = args, .batch = r->s.batch, .max_runs = r->s.max_runs,
+			       .budget_s = r->s.budget_s, .jobs = r->s.jobs };
+	/* the cells as rcuwb run names them for these two kernels */
+	snprintf(sq->vars, sizeof(sq->vars), "%s,%s", r->base_var, r->head_var);
+	rc = matrix_override(&r->m, NULL, sq->vars) < 0 || kernel_fit_matrix(&r->m) < 0 ||
+	     path_fmt(sq->state_path, sizeof(sq->state_path), "%s/looks", r->dir) < 0 ||
+	     path_fmt(sq->json_path, sizeof(sq->json_path), "%s/gate.json", r->dir) < 0 ||
+	     seqrun_cells(sq, &r->m, NULL) < 0 || seqrun_load(sq) < 0 ? -1 : seqrun_looks(sq);
+	if (rc >= 0) {
+		*verdict = gate_verdict(rc);
+		attach_json(r, "gate", sq->json_path);
+		stage(r, "run", "matrix %s: %s against %s in %d look(s) of %d runs a side, %.0f s",
+		      r->row.matrix, r->head_var, r->base_var, sq->nlooks, r->s.batch, now_s() - t0);
+		stage(r, "gate", "%s against %s: %s (exit %d; sequential, at most %d runs a side; %s)",
+		      r->head_var, r->base_var, *verdict, rc, r->s.max_runs, sq->json_path);
+	}
+	seqrun_free(sq);
+	free(sq);
+	return rc;
+}
+
 /* Change points of the schedule's history; 1 when a new one was found, -1 error. */
 static int history_stage(struct round *r)
 {
@@ -330,6 +376,10 @@ static int open_round(struct round *r, const char *name)
 	snprintf(mpath, sizeof(mpath), "%s", r->s.matrix);
 	if (matrix_load(mpath, &r->m) < 0)
 		return -1;
+	if (r->force && r->s.max_runs)
+		return set_err("%s: --force: a sequential round (gate.max_runs) goes on from the runs its "
+			       "commit has; to measure a commit anew, give the schedule another name",
+			       r->s.path);
 	return schedule_repo(&r->s, r->repo, sizeof(r->repo));
 }
 
@@ -338,6 +388,7 @@ static int round_stages(struct round *r)
 {
 	const char *verdict = "FAILED";
 	int rc, gate = -1, hist = 0;
+	bool seq;
 
 	if (resolve_head(r) < 0)
 		return stage_failed(r, "head");
@@ -361,12 +412,16 @@ static int round_stages(struct round *r)
 	snprintf(r->row.baseline, sizeof(r->row.baseline), "%s", r->base);
 	if (round_begin(r->db, r->s.name, &r->row, r->head_date) < 0)
 		return stage_failed(r, "round");
-	if (run_stage(r) < 0) {
+	/* a sequential round runs and gates in looks; the head alone (the baseline) runs once */
+	seq = r->s.max_runs && strcmp(r->head, r->base);
+	gate = seq ? seq_stage(r, &verdict) : run_stage(r);
+	if (gate < 0) {
 		stage_failed(r, "run");
 		round_end(r->db, r->s.name, r->head, "failed", "FAILED", 2);
 		return -1;
 	}
-	gate = gate_stage(r, &verdict);
+	if (!seq)
+		gate = gate_stage(r, &verdict);
 	hist = history_stage(r);
 	if (hist < 0)
 		stage_failed(r, "history");

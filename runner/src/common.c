@@ -208,6 +208,19 @@ double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int duration_s(const char *v, long *out)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || end == v || x < 0 || strlen(end) > 1 || (*end && !strchr("smh", *end)))
+		return -1;
+	*out = x * (*end == 'h' ? 3600 : *end == 'm' ? 60 : 1);
+	return 0;
+}
+
 void iso_time(double t, char out[32])
 {
 	time_t s = (time_t)t;

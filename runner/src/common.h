@@ -45,5 +45,7 @@ int mkdir_p(const char *path);
 /* Wall clock as seconds, and as an ISO-8601 UTC string into out[32]. */
 double now_s(void);
 void iso_time(double t, char out[32]);
+/* "90s", "20m", "2h" or plain seconds into *out; -1 (no message) if malformed. */
+int duration_s(const char *v, long *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "common.h"
+#include "matrix.h"
 #include "proc.h"
 
 const char *cache_dir(void)
@@ -222,6 +223,26 @@ void kernel_free(struct kernel_build *k)
 {
 	free(k->patches_json);
 	k->patches_json = NULL;
+}
+
+int kernel_fit_matrix(struct matrix *m)
+{
+	int nk = m->nvariants * m->nkconfigs, i, rc = 0;
+	struct kernel_build *k;
+
+	if (!m->minruntime_s)
+		return 0;
+	k = calloc((size_t)nk, sizeof(*k));
+	if (!k)
+		return set_err("out of memory");
+	for (i = 0; i < nk && rc == 0; i++)
+		rc = kernel_load(m->variants[i / m->nkconfigs], m->kconfigs[i % m->nkconfigs], &k[i]);
+	if (rc == 0)
+		matrix_fit_kernels(m, k);
+	for (i = 0; i < nk; i++)
+		kernel_free(&k[i]);
+	free(k);
+	return rc;
 }
 
 int kernel_make(const char *variant, const char *kconfig)

@@ -59,6 +59,13 @@ int kernel_load(const char *variant, const char *kconfig, struct kernel_build *k
 #define KERNEL_REFUSED (-2)
 int kernel_make(const char *variant, const char *kconfig);
 void kernel_free(struct kernel_build *k);
+struct matrix;
+/*
+ * Fit matrix m to the built kernels of its variants and Kconfig scenarios
+ * (matrix_fit_kernels(): no rcuscale.minruntime when one lacks it); -1
+ * when one is not built.
+ */
+int kernel_fit_matrix(struct matrix *m);
 /* -1 with an error naming the kernel and `what` (who asked) when k has no mid-boot probe. */
 int kernel_need_probe(const struct kernel_build *k, const char *what);
 

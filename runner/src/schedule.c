@@ -101,6 +101,20 @@ static int parse_baseline(struct ycfg *c, yaml_node_t *n, struct schedule *s)
 	return 0;
 }
 
+/* gate.budget: "90s", "20m", "2h"; one minute to a week. */
+static int get_budget(struct ycfg *c, yaml_node_t *n, int *out)
+{
+	char v[32];
+	long x;
+
+	if (ycfg_str(c, n, "gate.budget", v, sizeof(v)) < 0)
+		return -1;
+	if (duration_s(v, &x) < 0 || x < 60 || x > 7 * 86400)
+		return ycfg_err(c, n, "gate.budget", "give a time from 1m to a week, such as 90s, 20m or 2h");
+	*out = (int)x;
+	return 0;
+}
+
 static int parse_gate(struct ycfg *c, yaml_node_t *n, struct schedule *s)
 {
 	yaml_node_t *k, *v;
@@ -117,11 +131,22 @@ static int parse_gate(struct ycfg *c, yaml_node_t *n, struct schedule *s)
 			r = get_fraction(c, v, "gate.alpha", s->alpha, sizeof(s->alpha));
 		else if (!strcmp(ks, "stat"))
 			r = ycfg_str(c, v, "gate.stat", s->stat, sizeof(s->stat));
+		else if (!strcmp(ks, "max_runs"))
+			r = ycfg_int(c, v, "gate.max_runs", 2, 1000, &s->max_runs);
+		else if (!strcmp(ks, "batch"))
+			r = ycfg_int(c, v, "gate.batch", 1, 100, &s->batch);
+		else if (!strcmp(ks, "budget"))
+			r = get_budget(c, v, &s->budget_s);
 		else
-			return ycfg_err(c, k, ks, "unknown key in gate (threshold, alpha, stat)");
+			return ycfg_err(c, k, ks, "unknown key in gate (threshold, alpha, stat, max_runs, batch, "
+					"budget)");
 		if (r < 0)
 			return -1;
 	}
+	if (s->max_runs && s->batch > s->max_runs)
+		return ycfg_err(c, n, "gate.batch", "more than gate.max_runs: give a smaller batch");
+	if (s->max_runs && (s->max_runs + s->batch - 1) / s->batch > 19)
+		return ycfg_err(c, n, "gate.max_runs", "more than 19 looks of gate.batch runs: give a larger batch");
 	return 0;
 }
 
@@ -263,6 +288,8 @@ int schedule_load(const char *name_or_path, struct schedule *s)
 	snprintf(s->alpha, sizeof(s->alpha), "0.05");
 	snprintf(s->cp_alpha, sizeof(s->cp_alpha), "0.05");
 	s->jobs = 1;
+	s->batch = 4;
+	s->budget_s = 1800;
 	s->cp_min_commits = 2;
 	s->cp_permutations = 199;
 	s->cp_seed = 1;

@@ -25,6 +25,8 @@ struct schedule {
 	enum baseline_policy policy;
 	char baseline_rev[128];		/* fixed: the baseline; last-accepted: the first one */
 	char threshold[16], alpha[16], stat[32];	/* gate settings, as the gate takes them */
+	int max_runs;			/* > 0: the round runs looks of batch runs a side until the */
+	int batch, budget_s;		/* sequential gate decides (seqrun.h); 0: the matrix's reps */
 	int cp_min_commits, cp_permutations, cp_seed;
 	char cp_alpha[16];
 	char cp_min_change[16];		/* smallest change reported; default: threshold */

@@ -16,8 +16,10 @@
 # and completed by the next with nothing measured twice, a second round on
 # the same head measuring nothing, the change point of the planted branch
 # at exactly the planted commit, bisect finding it (and, started again,
-# repeating no run), none on the A/A branch, and the dashboard loaded in
-# headless Chromium.
+# repeating no run), none on the A/A branch, the dashboard loaded in
+# headless Chromium, and a sequential round (gate.max_runs: looks until the
+# gate decides, the engine of rcuwb compare) calling the planted commit a
+# SLOWDOWN at its second look.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 top=$(cd "$here/../.." && pwd)
@@ -214,6 +216,36 @@ if command -v chromium > /dev/null; then
 else
 	bad "chromium is installed (make deps)"
 fi
+
+# --- a sequential round: looks until the gate decides -----------------------
+# The planted commit against rcuwb/0007 (fixed), looks of 4 runs a side up
+# to 8.  A 4+4 look cannot cross the O'Brien-Fleming-type boundary at half
+# the information (the rank-sum z of 4 against 4 reaches 2.17, the boundary
+# is about 3), so the round takes its second look, the final one, and
+# decides there.
+G update-ref refs/heads/nightly-seq "${planted[3]}"
+sed -e 's/^name: planted$/name: seq/' -e 's/branch: nightly-planted/branch: nightly-seq/' \
+	-e 's/^baseline: .*/baseline: {policy: fixed, rev: rcuwb\/0007}/' \
+	-e 's/^gate: .*/gate: {threshold: 0.05, max_runs: 8, batch: 4, budget: 10m}/' -e 's/planted\.notified/seq.notified/' \
+	"$work/planted.yaml" > "$work/seq.yaml"
+nightly "$work/seq.yaml" > "$work/seq.out" 2> "$work/seq.err"
+rc=$?
+sed 's/^/    /' "$work/seq.err" | grep -E 'nightly .*(run|gate) ' || :
+expect "sequential round on the planted commit: SLOWDOWN (exit 1)" 1 "$rc"
+m="seq@${planted[3]:0:12}"
+expect "... stopped at its second look, 8 runs a side" "8 8" \
+	"$(q "SELECT SUM(commit_id = '${planted[3]}'), SUM(commit_id = '$base') FROM runs WHERE matrix = '$m' AND outcome = 'ok'" | tr '|' ' ')"
+looks=${RCUWB_CACHE:-$HOME/.cache/rcuwb}/schedules/seq/rounds/${planted[3]:0:12}/looks
+expect "... its looks and decision kept in the round's directory" "2 1" \
+	"$(grep -c '^look ' "$looks" 2>/dev/null) $(grep -c ' SLOWDOWN$' "$looks" 2>/dev/null)"
+check "... the gate line says sequential" grep -q "gate .*SLOWDOWN (exit 1; sequential, at most 8 runs a side" "$work/seq.err"
+n=$(q "SELECT COUNT(*) FROM runs WHERE matrix = '$m'")
+nightly "$work/seq.yaml" > /dev/null 2> "$work/seq2.err"
+expect "a second round on the same head measures nothing" "0 $n" "$? $(q "SELECT COUNT(*) FROM runs WHERE matrix = '$m'")"
+expect "--force is refused for a sequential round, one line" \
+	"rcuwb: error: $work/seq.yaml: --force: a sequential round (gate.max_runs) goes on from the runs its commit has; to measure a commit anew, give the schedule another name" \
+	"$(nightly --force "$work/seq.yaml" 2>&1)"
+G update-ref -d refs/heads/nightly-seq
 
 # --- the A/A branch -------------------------------------------------------------
 for i in 0 1 2 3 4 5 6 7; do round aa nightly-aa "${aa[$i]}"; done

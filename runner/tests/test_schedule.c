@@ -76,6 +76,12 @@ static void test_parse(void **state)
 	snprintf(text, sizeof(text), "%s/perf-configs/hosts/example.yaml", RCUWB_SRCDIR);
 	assert_string_equal(s.hosts, text);
 	schedule_free(&s);
+	/* a sequential round */
+	assert_int_equal(load(with("gate: {threshold: 0.05, max_runs: 20, batch: 5, budget: 45m}\n"), &s), 0);
+	assert_int_equal(s.max_runs, 20);
+	assert_int_equal(s.batch, 5);
+	assert_int_equal(s.budget_s, 2700);
+	schedule_free(&s);
 }
 
 static void test_defaults(void **state)
@@ -91,6 +97,9 @@ static void test_defaults(void **state)
 	assert_int_equal(s.cp_min_commits, 2);
 	assert_int_equal(s.cp_permutations, 199);
 	assert_int_equal(s.jobs, 1);
+	assert_int_equal(s.max_runs, 0);		/* one gate on the matrix's reps */
+	assert_int_equal(s.batch, 4);
+	assert_int_equal(s.budget_s, 1800);
 	assert_string_equal(s.hosts, "");		/* this machine */
 	assert_string_equal(s.cp_min_change, "0.05");	/* the gate's threshold */
 	assert_null(s.notify[0]);
@@ -106,6 +115,11 @@ static void test_errors(void **state)
 	expect_error(with("color: red\n"), "4: color: unknown key (name, source, matrix, hosts, jobs, baseline, gate, history, notify)");
 	expect_error(with("gate: {threshold: 5}\n"), "4: gate.threshold: give a fraction between 0 and 1 (0.05 is 5%)");
 	expect_error(with("baseline: {policy: newest, rev: a}\n"), "4: baseline.policy: give last-accepted or fixed");
+	expect_error(with("gate: {max_runs: 20, budget: 10}\n"),
+		     "4: gate.budget: give a time from 1m to a week, such as 90s, 20m or 2h");
+	expect_error(with("gate: {max_runs: 4, batch: 8}\n"), "4: gate.batch: more than gate.max_runs: give a smaller batch");
+	expect_error(with("gate: {max_runs: 100, batch: 2}\n"),
+		     "4: gate.max_runs: more than 19 looks of gate.batch runs: give a larger batch");
 	expect_error(with("history: {permutations: 5}\n"), "4: history.permutations: give a whole number from 19 to 100000");
 	expect_error(with("notify: mail\n"), "4: notify: give the command as a list: [PROGRAM, ARG, ...] (no shell)");
 	expect_error(with("name: a/b\n"), "4: name: letters, digits, '.', '_', '-'");
