@@ -971,3 +971,157 @@ plot_power_curve <- function(cal, runs) {
     ggplot2::theme_bw() +
     ggplot2::theme(plot.caption = ggplot2::element_text(hjust = 0, size = 8))
 }
+
+# --- The sequential compare on pools of real runs (issue 32, item 5) -----
+#
+# One trial is what `rcuwb compare` does to one cell: runs come in looks of
+# `batch` a side, drawn from the pools with replacement (the pools stand
+# for the population of boots), up to max_runs a side; after each look the
+# sequential rule (R/sequential.R: seq_looks(), seq_verdicts() per gated
+# statistic, the gate's alpha split) decides the cell or asks for more.  On
+# the same draws, the fixed-n gate at max_runs a side (trial_verdict()),
+# so the two are compared on identical data.  A/A draws both sides from
+# the control pool.
+
+# One trial: list(seq = verdict, n = runs a side at the decision (max_runs
+# when undecided), fixed = the fixed-n verdict).  old, new: matrices of
+# per-run values (a column per gated statistic).
+seq_trial <- function(old, new, threshold, a, a_slow, batch, max_runs) {
+  io <- sample.int(nrow(old), max_runs, replace = TRUE)
+  inew <- sample.int(nrow(new), max_runs, replace = TRUE)
+  look <- ceiling(seq_len(max_runs) / batch)
+  lks <- lapply(seq_len(ncol(old)), function(j) {
+    seq_looks(log(old[io, j]), log(new[inew, j]), look, look, threshold, max_runs)
+  })
+  k <- max(look)
+  verdict <- "INCONCLUSIVE"
+  n <- max_runs
+  for (l in seq_len(k)) {
+    v <- vapply(lks, function(lk) {
+      seq_verdicts(list(lk[lk$look <= l, , drop = FALSE]), threshold, a, a_slow)$verdict
+    }, "")
+    if (any(v == "SLOWDOWN") || all(v == "PASS")) {
+      verdict <- if (any(v == "SLOWDOWN")) "SLOWDOWN" else "PASS"
+      n <- min(l * batch, max_runs)
+      break
+    }
+  }
+  fv <- vapply(seq_len(ncol(old)), function(j) {
+    trial_verdict(old[io, j], new[inew, j], threshold, a, a_slow)
+  }, "")
+  fixed <- if (any(fv == "SLOWDOWN")) "SLOWDOWN" else if (all(fv == "PASS")) "PASS" else "INCONCLUSIVE"
+  list(seq = verdict, n = n, fixed = fixed)
+}
+
+# Wilson 95% interval of a share x/n, in percent.
+wilson_pct <- function(x, n) {
+  ci <- suppressWarnings(stats::prop.test(x, n, correct = FALSE)$conf.int)
+  100 * c(ci[1], ci[2])
+}
+
+# The trials of one comparison: rates with their Wilson 95% intervals over
+# the trials, and the runs a side to a decision (mean, median, p90; an
+# undecided trial counts max_runs).  boot > 0 adds a percentile interval of
+# the sequential rates over `boot` bootstrap copies of the pools (boot_trials
+# trials each), which carries the pools' finiteness.
+seq_calibrate_pair <- function(old, new, trials = 1000, threshold = 0.10, alpha = 0.05,
+                               split = ncol(old), batch = 4, max_runs = 20, seed = 1,
+                               boot = 0, boot_trials = 100) {
+  a <- alpha / split
+  a_slow <- alpha / (split + 1)
+  run <- function(o, nw, t) lapply(seq_len(t), function(i) {
+    seq_trial(o, nw, threshold, a, a_slow, batch, max_runs)
+  })
+  with_seed(seed, {
+    r <- run(old, new, trials)
+    bs <- if (boot > 0) vapply(seq_len(boot), function(b) {
+      ob <- old[sample.int(nrow(old), replace = TRUE), , drop = FALSE]
+      nb <- new[sample.int(nrow(new), replace = TRUE), , drop = FALSE]
+      rb <- run(ob, nb, boot_trials)
+      v <- vapply(rb, `[[`, "", "seq")
+      c(slowdown = mean(v == "SLOWDOWN"), pass = mean(v == "PASS"))
+    }, numeric(2))
+  })
+  sv <- vapply(r, `[[`, "", "seq")
+  fv <- vapply(r, `[[`, "", "fixed")
+  n <- vapply(r, `[[`, 0, "n")
+  rate <- function(v, what) {
+    x <- sum(v == what)
+    ci <- wilson_pct(x, length(v))
+    c(100 * x / length(v), ci)
+  }
+  s_slow <- rate(sv, "SLOWDOWN")
+  s_pass <- rate(sv, "PASS")
+  f_slow <- rate(fv, "SLOWDOWN")
+  f_pass <- rate(fv, "PASS")
+  bq <- function(i) {
+    if (is.null(bs)) return(c(NA_real_, NA_real_))
+    100 * stats::quantile(bs[i, ], c(0.025, 0.975), names = FALSE)
+  }
+  data.frame(trials = trials, pool_old = nrow(old), pool_new = nrow(new),
+             slowdown = s_slow[1], slowdown_lo = s_slow[2], slowdown_hi = s_slow[3],
+             slowdown_boot_lo = bq(1)[1], slowdown_boot_hi = bq(1)[2],
+             pass = s_pass[1], pass_lo = s_pass[2], pass_hi = s_pass[3],
+             pass_boot_lo = bq(2)[1], pass_boot_hi = bq(2)[2],
+             inconclusive = 100 * mean(sv == "INCONCLUSIVE"),
+             n_mean = mean(n), n_median = stats::median(n),
+             n_p90 = unname(stats::quantile(n, 0.9, type = 1)),
+             fixed_slowdown = f_slow[1], fixed_slowdown_lo = f_slow[2], fixed_slowdown_hi = f_slow[3],
+             fixed_pass = f_pass[1], fixed_pass_lo = f_pass[2], fixed_pass_hi = f_pass[3],
+             fixed_n = max_runs)
+}
+
+# The sequential compare's table: per base cell of the calibration runs
+# (calibration_runs()), A/A on the control pool and each dose against it,
+# at the statistics the gate gates in the cell's mode.  Adds the dose's
+# intended change and the change the pools show (the Hodges-Lehmann
+# estimate of the per-run mean, dose pool against control pool).
+seq_calibrate <- function(rt, trials = 1000, threshold = 0.10, alpha = 0.05, batch = 4,
+                          max_runs = 20, seed = 1, boot = 0, boot_trials = 100) {
+  out <- list()
+  for (g in between_boot_cells(rt)) {
+    ctl <- g[g$dose == "0", , drop = FALSE]
+    cs <- row_gated_stats(g, GATE_DEFAULT_STATS, GATE_MODE_STATS)
+    ctl_m <- stat_matrix(ctl[ctl$usable, , drop = FALSE], cs)
+    ctl_means <- ctl$avg_us[ctl$usable]
+    cd <- cell_doses(g, ctl_means)
+    for (i in seq_len(nrow(cd))) {
+      dg <- g[g$dose == cd$dose[i] & g$usable, , drop = FALSE]
+      new_m <- if (cd$dose[i] == "0") ctl_m else stat_matrix(dg, cs)
+      r <- seq_calibrate_pair(ctl_m, new_m, trials, threshold, alpha,
+                              split = length(GATE_DEFAULT_STATS), batch = batch,
+                              max_runs = max_runs, seed = seed + i, boot = boot,
+                              boot_trials = boot_trials)
+      seen_of <- function(col) {
+        if (cd$dose[i] == "0") return(0)
+        expm1(stats::median(pair_diffs(log(dg[[col]]), log(ctl[[col]][ctl$usable]))))
+      }
+      out[[length(out) + 1]] <- cbind(
+        data.frame(cell = g$base[1], mode = g$gp_mode[1], stats = paste(cs, collapse = "+"),
+                   comparison = if (cd$dose[i] == "0") "A/A" else fmt_pct(cd$intended[i], 1),
+                   intended = cd$intended[i], seen = seen_of("avg_us"),
+                   seen_p90 = seen_of("p90_us")), r)
+    }
+  }
+  if (!length(out)) return(NULL)
+  out <- do.call(rbind, out)
+  rownames(out) <- NULL
+  out
+}
+
+# The table in Markdown.
+seq_calibration_markdown <- function(x) {
+  f1 <- function(v) formatC(v, format = "f", digits = 1)
+  ci <- function(v, lo, hi) sprintf("%s [%s, %s]", f1(v), f1(lo), f1(hi))
+  boot <- function(lo, hi) ifelse(is.na(lo), "", sprintf("; pools [%s, %s]", f1(lo), f1(hi)))
+  c("| cell | gated | comparison | pools | seen in the pools: mean, p90 | sequential SLOWDOWN % | sequential PASS % | INCONCLUSIVE % | runs a side to a decision: mean, median, p90 | fixed-n at 20: SLOWDOWN % | fixed-n PASS % |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    sprintf("| %s | %s | %s | %d + %d | %s | %s%s | %s%s | %s | %s, %g, %g | %s | %s |",
+            x$cell, x$stats, x$comparison, x$pool_old, x$pool_new,
+            paste0(fmt_pct(x$seen, 1), ", ", fmt_pct(x$seen_p90, 1)),
+            ci(x$slowdown, x$slowdown_lo, x$slowdown_hi), boot(x$slowdown_boot_lo, x$slowdown_boot_hi),
+            ci(x$pass, x$pass_lo, x$pass_hi), boot(x$pass_boot_lo, x$pass_boot_hi),
+            f1(x$inconclusive), f1(x$n_mean), x$n_median, x$n_p90,
+            ci(x$fixed_slowdown, x$fixed_slowdown_lo, x$fixed_slowdown_hi),
+            ci(x$fixed_pass, x$fixed_pass_lo, x$fixed_pass_hi)))
+}

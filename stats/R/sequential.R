@@ -91,7 +91,9 @@ seq_fraction <- function(n_old, n_new, max_runs) {
 seq_looks <- function(y_old, y_new, look_old, look_new, threshold, max_runs, final = FALSE) {
   t <- log1p(threshold)
   looks <- sort(unique(c(look_old, look_new)))
-  looks <- looks[looks >= max(min(look_old), min(look_new))]
+  # a look counts from the first at which both sides have runs (none: no look)
+  first <- if (length(look_old) && length(look_new)) max(min(look_old), min(look_new)) else Inf
+  looks <- looks[looks >= first]
   k <- length(looks)
   n_old <- n_new <- integer(k)
   z_slow <- z_pass <- shift <- numeric(k)

@@ -461,3 +461,31 @@ test_that("median_of_sums is the median of all sums, without forming them", {
     expect_equal(median_of_sums(x, y), stats::median(outer(x, y, "+")), tolerance = 1e-12)
   }
 })
+
+test_that("the sequential compare on pools: A/A within its level, a clear slowdown decided early", {
+  skip_if_not_installed("rpact")
+  set.seed(11)
+  ctl <- cbind(mean = exp(rnorm(40, log(20), 0.15)), p90 = exp(rnorm(40, log(30), 0.1)))
+  slow <- ctl * 1.5
+  aa <- seq_calibrate_pair(ctl, ctl, trials = 60, threshold = 0.10, alpha = 0.05, seed = 2)
+  # a false alarm needs the estimate above +10% and the boundary crossed
+  expect_lte(aa$slowdown, 5)
+  expect_equal(aa$slowdown + aa$pass + aa$inconclusive, 100)
+  expect_true(aa$pass_lo <= aa$pass && aa$pass <= aa$pass_hi)
+  expect_equal(aa$fixed_n, 20)
+  s <- seq_calibrate_pair(ctl, slow, trials = 60, threshold = 0.10, alpha = 0.05, seed = 3)
+  expect_equal(s$slowdown, 100)
+  expect_equal(s$fixed_slowdown, 100)
+  # +50% at an SD of 0.15: decided before the design's 20 runs a side
+  expect_lt(s$n_mean, 20)
+  expect_true(s$n_median %% 4 == 0)
+  # one trial: the verdict, the runs at the decision, the fixed-n verdict
+  with_seed(4, tr <- seq_trial(ctl, slow, 0.10, 0.025, 0.05 / 3, 4, 20))
+  expect_equal(tr$seq, "SLOWDOWN")
+  expect_true(tr$n %in% c(4, 8, 12, 16, 20))
+  expect_equal(tr$fixed, "SLOWDOWN")
+  md <- seq_calibration_markdown(cbind(data.frame(cell = "c", stats = "mean+p90", comparison = "A/A",
+                                                  intended = 0, seen = 0, seen_p90 = 0), aa))
+  expect_length(md, 3)
+  expect_match(md[3], "^\\| c \\| mean\\+p90 \\| A/A \\| 40 \\+ 40 \\|")
+})
