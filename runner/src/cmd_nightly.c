@@ -263,14 +263,23 @@ static void attach_json(struct round *r, const char *key, const char *file)
 		json_object_object_add(r->out, key, o);
 }
 
+/* The schedule's gate settings as gate options into args[7], NULL-terminated. */
+static void gate_args(const struct round *r, const char *args[7])
+{
+	const char *a[7] = { "--threshold", r->s.threshold, "--alpha", r->s.alpha,
+			     r->s.stat[0] ? "--stat" : NULL, r->s.stat, NULL };
+
+	memcpy(args, a, sizeof(a));
+}
+
 /* Exit code of the gate: 0 PASS, 1 SLOWDOWN, 2 refused, 3 INCONCLUSIVE; -1 not run. */
 static int gate_stage(struct round *r, const char **verdict)
 {
 	char json[PATH_MAX];
-	const char *extra[] = { "--threshold", r->s.threshold, "--alpha", r->s.alpha,
-				r->s.stat[0] ? "--stat" : NULL, r->s.stat, NULL };
+	const char *extra[7];
 	int rc;
 
+	gate_args(r, extra);
 	if (!strcmp(r->head, r->base)) {
 		*verdict = "BASELINE";
 		stage(r, "gate", "head is the baseline: nothing to gate");
@@ -296,16 +305,13 @@ static int gate_stage(struct round *r, const char **verdict)
 static int seq_stage(struct round *r, const char **verdict)
 {
 	struct seqrun *sq = calloc(1, sizeof(*sq));
-	const char *args[8] = { "--threshold", r->s.threshold, "--alpha", r->s.alpha, NULL };
+	const char *args[7];
 	double t0 = now_s();
 	int rc;
 
 	if (!sq)
 		return set_err("out of memory");
-	if (r->s.stat[0]) {
-		args[4] = "--stat";
-		args[5] = r->s.stat;
-	}
+	gate_args(r, args);
 	*sq = (struct seqrun){ .matrix_path = r->m.path, .name = r->row.matrix, .base_var = r->base_var,
 			       .cand_var = r->head_var, .schedule = r->s.name, .hosts = r->s.hosts,
 			       .gate_args = args, .batch = r->s.batch, .max_runs = r->s.max_runs,

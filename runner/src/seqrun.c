@@ -104,7 +104,27 @@ int seqrun_cells(struct seqrun *s, const struct matrix *m, const char *only)
 	return rc;
 }
 
-static int max_run_id(const struct seqrun *s, long long *out);
+/* The largest run id of the sequence's matrix (0: none). */
+static int max_run_id(const struct seqrun *s, long long *out)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (db_open(opt_db, &db) < 0)
+		return -1;
+	rc = sqlite3_prepare_v2(db, "SELECT coalesce(MAX(id), 0) FROM runs WHERE matrix = ?", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : SQLITE_ERROR;
+		*out = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_OK)
+		set_err("%s: %s", opt_db, sqlite3_errmsg(db));
+	db_close(db);
+	return rc == SQLITE_OK ? 0 : -1;
+}
 
 /*
  * Lines "look MAXID" and "decided CELL VERDICT" of a sequence stopped
@@ -163,28 +183,6 @@ static int save_look(struct seqrun *s, long long maxid)
 	s->cutoffs[s->nlooks++] = maxid;
 	snprintf(line, sizeof(line), "look %lld\n", maxid);
 	return append_state(s, line);
-}
-
-/* The largest run id of the sequence's matrix (0: none). */
-static int max_run_id(const struct seqrun *s, long long *out)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int rc;
-
-	if (db_open(opt_db, &db) < 0)
-		return -1;
-	rc = sqlite3_prepare_v2(db, "SELECT coalesce(MAX(id), 0) FROM runs WHERE matrix = ?", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : SQLITE_ERROR;
-		*out = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	if (rc != SQLITE_OK)
-		set_err("%s: %s", opt_db, sqlite3_errmsg(db));
-	db_close(db);
-	return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* Each undecided cell to `reps` runs a side. */
