@@ -120,7 +120,7 @@ for p in "${series[@]}"; do
 	fi
 done
 for f in "$sd"/0*.patch; do
-	printf '%s\n' "${series[@]}" | grep -qx "${f##*/}" || fail "${f##*/} is not listed in series"
+	grep -qx "${f##*/}" <<<"$(printf '%s\n' "${series[@]}")" || fail "${f##*/} is not listed in series"
 done
 
 mkdir -p "$cache"
@@ -213,7 +213,9 @@ if ! command -v perl >/dev/null; then
 else
 	for p in "${series[@]}"; do
 		out=$(cd "$pristine" && perl scripts/checkpatch.pl --strict --color=never "$sd/$p" 2>&1)
-		if echo "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks,'; then
+		# A here-string, not a pipe: under pipefail, "echo | grep -q" fails
+		# with SIGPIPE when grep stops reading before echo has written all.
+		if grep -q '^total: 0 errors, 0 warnings, 0 checks,' <<<"$out"; then
 			ok "checkpatch --strict clean: $p"
 		else
 			fail "checkpatch --strict: $p: $(echo "$out" | grep -E '^(ERROR|WARNING|CHECK|total)' | head -n 5 | tr '\n' ' ')"
