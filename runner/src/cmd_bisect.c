@@ -6,8 +6,13 @@
  * SLOWDOWN of bad against good).  Each step builds and runs the middle
  * commit of what is left and gates it against both ends (the rule is in
  * classify()).
- * Undecided steps get more runs, up to --max-reps; a commit that does not
- * build, or stays undecided, is skipped (as git bisect skip).  Every run
+ * The ends and each step are sequential: looks of --reps runs, up to
+ * --max-reps, each gated with the sequential gate over the looks so far
+ * (stats/R/sequential.R: alpha spent over the looks, so that taking more
+ * runs after an undecided look does not raise the error rates); a commit
+ * that does not build, or stays undecided, is skipped (as git bisect
+ * skip).  A look is defined by repetitions (the runs up to look x
+ * --reps), so a restarted bisection sees the same looks.  Every run
  * is stored under matrix "bisect@GOOD12..BAD12", so a bisection that was
  * interrupted repeats no finished run when it is started again: it
  * recomputes each finished step from the stored runs.
@@ -32,22 +37,25 @@ static const char bisect_help[] =
 	"Find the first commit between GOOD and BAD (the branch's first-parent commits\n"
 	"after GOOD, up to BAD) whose grace-period latency belongs with BAD, in the\n"
 	"repository and matrix of SCHEDULE (perf-configs/schedules/NAME.yaml or a path).\n"
-	"Each step builds a commit, runs it, and gates it against both ends; a step\n"
-	"that cannot decide gets more runs, up to --max-reps; a commit that does not\n"
-	"build or stays undecided is skipped.  Started again, a bisection repeats no\n"
-	"run it finished.\n"
+	"Each step builds a commit, runs it, and gates it against both ends with the\n"
+	"sequential gate of rcuwb compare: looks of --reps runs up to --max-reps, each\n"
+	"decision at its designed level however many looks it took.  A commit that does\n"
+	"not build or stays undecided is skipped.  Started again, a bisection repeats\n"
+	"no run it finished.\n"
 	"\n"
 	"  -g, --good REV       a commit without the slowdown\n"
 	"  -b, --bad REV        a later commit with it\n"
 	"  -c, --cell CELL      the matrix cell to measure (default: its first)\n"
 	"  -s, --stat STAT      the gated statistic (default mean)\n"
-	"  -r, --reps N         runs per commit and step (default 4)\n"
-	"  -m, --max-reps N     runs per commit at most (default 12)\n"
+	"  -r, --reps N         runs per commit and look (default 4)\n"
+	"  -m, --max-reps N     runs per commit at most (default 12; at most 19 looks)\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit: 0 found (the commit is printed, and in JSON with the evidence of each\n"
 	"step), 1 an error (one line says which), 3 not found (the ends do not differ,\n"
 	"or every candidate was skipped).\n";
+
+#define BISECT_MAX_LOOKS 19	/* rpact designs have at most 20 stages */
 
 struct bisect {
 	const char *good_rev, *bad_rev, *cell, *stat, *sched;
@@ -92,6 +100,9 @@ static int parse_opts(int argc, char **argv, struct bisect *b)
 		return set_err("bisect takes --good REV --bad REV and one schedule: see 'rcuwb bisect --help'");
 	if (b->max_reps < b->reps)
 		b->max_reps = b->reps;
+	if ((b->max_reps + b->reps - 1) / b->reps > BISECT_MAX_LOOKS)
+		return set_err("--max-reps %d in looks of %d is more than %d looks: give a larger --reps",
+			       b->max_reps, b->reps, BISECT_MAX_LOOKS);
 	b->sched = argv[optind];
 	return 0;
 }
@@ -157,11 +168,43 @@ static int measure(struct bisect *b, const char *vars, int reps)
 	return commit_run(&cr);
 }
 
-/* Gate candidate against baseline on the bisection's runs: exit code, text in t. */
-static int gate(struct bisect *b, const char *base, const char *cand, struct buf *t)
-{
-	const char *extra[] = { "--stat", b->stat, NULL };
+/* The looks of one sequence (the ends, or one step): each one's cutoff. */
+struct looks {
+	long long cut[BISECT_MAX_LOOKS];
+	int n;
+};
 
+/* The look at `reps` runs of vars (A[,B]): its cutoff joins l. */
+static int take_look(const struct bisect *b, struct looks *l, const char *vars, int reps)
+{
+	if (l->n == BISECT_MAX_LOOKS)
+		return set_err("%s: more than %d looks", b->name, BISECT_MAX_LOOKS);
+	return commit_look_cutoff(b->name, vars, reps, &l->cut[l->n++]);
+}
+
+/* The runs a look after one at reps takes. */
+static int next_reps(const struct bisect *b, int reps)
+{
+	return reps + b->reps > b->max_reps ? b->max_reps : reps + b->reps;
+}
+
+/*
+ * The sequential gate of candidate against baseline over the looks so far
+ * (the last is this one; final: --max-reps reached, it spends what is
+ * left): its exit code, its text in t.
+ */
+static int gate(struct bisect *b, const char *base, const char *cand, const struct looks *l, bool final,
+		struct buf *t)
+{
+	char looks[BISECT_MAX_LOOKS * 24] = "", maxr[16];
+	const char *extra[] = { "--stat", b->stat, "--looks", looks, "--max-runs", maxr,
+				final ? "--final" : NULL, NULL };
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i + 1 < l->n; i++)
+		len += (size_t)snprintf(looks + len, sizeof(looks) - len, "%s%lld", i ? "," : "", l->cut[i]);
+	snprintf(maxr, sizeof(maxr), "%d", b->max_reps);
 	t->len = 0;
 	if (t->data)
 		t->data[0] = '\0';
@@ -225,10 +268,12 @@ static void add_step(struct bisect *b, const char *commit, const char *subject, 
 /* Measure and classify one commit. */
 static enum side step(struct bisect *b, const char *commit)
 {
-	char var[64], gv[64], bv[64], vars[200], subject[256] = "", l1[512], l2[512];
+	char var[64], gv[64], bv[64], subject[256] = "", l1[512], l2[512];
 	struct buf t = { 0 };
+	struct looks l = { .n = 0 };
 	enum side side = SIDE_UNDECIDED;
 	int reps, g = -1, k = -1;
+	bool final;
 
 	commit_subject(b->repo, commit, subject, sizeof(subject));
 	commit_variant(b->repo, commit, var, sizeof(var));
@@ -238,18 +283,19 @@ static enum side step(struct bisect *b, const char *commit)
 		add_step(b, commit, subject, 0, "skip", last_err(), "-");
 		return SIDE_SKIP;
 	}
-	snprintf(vars, sizeof(vars), "%s", var);
-	for (reps = b->reps; side == SIDE_UNDECIDED; reps = reps + b->reps > b->max_reps ? b->max_reps : reps + b->reps) {
-		if (measure(b, vars, reps) < 0) {	/* the host failed, not the commit */
+	for (reps = b->reps;; reps = next_reps(b, reps)) {
+		/* a run that fails is the host's failure, not the commit's */
+		if (measure(b, var, reps) < 0 || take_look(b, &l, var, reps) < 0) {
 			buf_free(&t);
 			return SIDE_ERROR;
 		}
-		g = gate(b, gv, var, &t);
+		final = reps >= b->max_reps;
+		g = gate(b, gv, var, &l, final, &t);
 		verdict_line(&t, b->stat, l1, sizeof(l1));
-		k = gate(b, var, bv, &t);
+		k = gate(b, var, bv, &l, final, &t);
 		verdict_line(&t, b->stat, l2, sizeof(l2));
 		side = classify(g, k);
-		if (side != SIDE_UNDECIDED || reps >= b->max_reps)
+		if (side != SIDE_UNDECIDED || final)
 			break;
 	}
 	add_step(b, commit, subject, reps,
@@ -263,6 +309,7 @@ static int ends(struct bisect *b)
 {
 	char gv[64], bv[64], vars[140], line[512];
 	struct buf t = { 0 };
+	struct looks l = { .n = 0 };
 	int reps, rc = -1;
 
 	commit_variant(b->repo, b->good, gv, sizeof(gv));
@@ -270,13 +317,14 @@ static int ends(struct bisect *b)
 	if (commit_build(b->repo, b->good, &b->m) < 0 || commit_build(b->repo, b->bad, &b->m) < 0)
 		return -1;
 	snprintf(vars, sizeof(vars), "%s,%s", gv, bv);
-	for (reps = b->reps;; reps = reps + b->reps > b->max_reps ? b->max_reps : reps + b->reps) {
-		if (measure(b, vars, reps) < 0) {
+	for (reps = b->reps;; reps = next_reps(b, reps)) {
+		if (measure(b, vars, reps) < 0 || take_look(b, &l, vars, reps) < 0) {
 			buf_free(&t);
 			return -1;
 		}
-		rc = gate(b, gv, bv, &t);
-		if (rc == 1 || rc == 2 || rc < 0 || reps >= b->max_reps)
+		rc = gate(b, gv, bv, &l, reps >= b->max_reps, &t);
+		/* decided: SLOWDOWN, or PASS (the ends do not differ by the threshold) */
+		if (rc == 0 || rc == 1 || rc == 2 || rc < 0 || reps >= b->max_reps)
 			break;
 	}
 	verdict_line(&t, b->stat, line, sizeof(line));

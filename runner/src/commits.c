@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "db.h"
 #include "kernel.h"
 #include "proc.h"
 
@@ -176,6 +177,30 @@ int commit_run(const struct commit_run *cr)
 	argv[n] = NULL;
 	rc = proc_run(argv, NULL, NULL);
 	return rc == 0 ? 0 : rc < 0 ? -1 : set_err("rcuwb run %s failed (exit %d; see above)", cr->name, rc);
+}
+
+int commit_look_cutoff(const char *name, const char *vars, int reps, long long *out)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (db_open(opt_db, &db) < 0)
+		return -1;
+	rc = sqlite3_prepare_v2(db, "SELECT coalesce(MAX(id), 0) FROM runs WHERE matrix = ?1 AND rep <= ?2"
+				" AND instr(',' || ?3 || ',', ',' || variant || ',') > 0", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, reps);
+		sqlite3_bind_text(st, 3, vars, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : SQLITE_ERROR;
+		*out = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_OK)
+		set_err("%s: %s", opt_db, sqlite3_errmsg(db));
+	db_close(db);
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 int commit_gate(const char *baseline, const char *candidate, const char *name, const char *const *extra,

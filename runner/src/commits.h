@@ -44,6 +44,13 @@ struct commit_run {
 };
 int commit_run(const struct commit_run *cr);
 /*
+ * A look's cutoff for the sequential gate (gate --looks): the largest run
+ * id among the runs of matrix `name` of variants `vars` (A,B,...) with
+ * repetition at most reps; 0 when none.  Defined by repetitions, not by
+ * when the look was taken, so a sequence started again sees the same looks.
+ */
+int commit_look_cutoff(const char *name, const char *vars, int reps, long long *out);
+/*
  * rcuwb gate of candidate against baseline on the runs of matrix `name`:
  * its exit code (0 PASS, 1 SLOWDOWN, 2 refused/hard failure, 3
  * INCONCLUSIVE), -1 if it could not run.  extra: more gate options
