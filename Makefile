@@ -152,8 +152,9 @@ gpsperboot: deps libvirt initramfs runner
 	@for w in 2 4; do Rscript stats/settings.R --db $(DB) --matrix gpb-w1,gpb-w$$w --by matrix \
 		--drop writers --names "1 writer,$$w writers" || [ $$? -le 3 ] || exit 1; done
 
-# RESULTS.md and stats/results/ from the database (after bench, midboot and
-# gate-calibration).
+# The generated sections of RESULTS.md (between its BEGIN/END generated
+# markers; the hand-written rest stays) and stats/results/ from the database
+# (after bench, midboot and gate-calibration).
 results: runner
 	@stats/results.sh $(DB)
 

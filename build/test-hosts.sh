@@ -18,7 +18,7 @@
 # rcuwb-session (created when missing), reached through its socket.
 #
 # Where systemd is PID 1 this script does not touch the daemons: set up the
-# endpoints by hand (README "Several hosts").
+# endpoints by hand (docs/hosts.md).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
