@@ -82,11 +82,11 @@ static const struct {
 	int pus;
 	const char *status;
 } cases[] = {
-	{ "quiet", "ok", 0.1, 8, "ok" },
-	{ "at-share", "ok", 0.4, 8, "ok" },		/* 0.05 * 8: not over it */
-	{ "busy", "ok", 0.5, 8, "host-busy" },
-	{ "unmeasured", "ok", -1, 8, "ok" },		/* schema 1 runs: not busy */
-	{ "busy-timeout", "timeout", 1.0, 2, "timeout" },
+	{ "quiet", "ok", HOST_BUSY_SHARE * 8 / 4, 8, "ok" },
+	{ "at-share", "ok", HOST_BUSY_SHARE * 8, 8, "ok" },	/* not over it */
+	{ "busy", "ok", HOST_BUSY_SHARE * 8 + 0.1, 8, "host-busy" },
+	{ "unmeasured", "ok", -1, 8, "ok" },			/* schema 1 runs: not busy */
+	{ "busy-timeout", "timeout", HOST_BUSY_SHARE * 2 * 4, 2, "timeout" },
 	{ "interrupted", "interrupted", 0, 2, "interrupted" },
 };
 
