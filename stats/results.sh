@@ -12,6 +12,9 @@ rcuwb=$top/runner/rcuwb
 out=$top/stats/results
 [ -r "$db" ] || { echo "results.sh: no database $db: run 'make bench midboot gate-calibration' first" >&2; exit 1; }
 q() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
+# opened by the runner once: the schema up to date (the view run_status,
+# whose host_busy the counts below read)
+"$rcuwb" -d "$db" summary -M - >/dev/null || exit 1
 
 # The scaling study: perf-configs/full.yaml when it has been run, else its
 # reduced form (one run a cell).
@@ -27,7 +30,7 @@ gate() { # gate ARGS...: the gate's text and its exit code
 midboot_section() {
 	local boots busy slow hung bytimeout
 	boots=$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'midboot' AND kind = 'probe'")
-	busy=$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'midboot' AND host_other_cpu > 0.05 * host_pus")
+	busy=$(q "SELECT COUNT(*) FROM run_status WHERE matrix = 'midboot' AND host_busy")
 	slow=$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome = 'slow'")
 	hung=$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome = 'hung'")
 	bytimeout=$(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot' AND p.outcome = 'deadlock' AND p.evidence LIKE 'no return before%'")
@@ -110,7 +113,7 @@ gate-calibration\` runs the 1-vCPU matrices \`gatecal-v1\` and
 an earlier rcuwb ran one at a time), the others one guest at a time;
 $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%'") runs: normal GPs $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%' AND gp_mode = 'normal'"),
 expedited GPs $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%' AND gp_mode = 'expedited'"),
-$(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%' AND host_other_cpu > 0.05 * host_pus") host-busy.
+$(q "SELECT COUNT(*) FROM run_status WHERE matrix LIKE 'gatecal%' AND host_busy") host-busy.
 
 $(Rscript "$top/stats/gate-calibration.R" --db "$db" --plots "$out/plots" 2>&1)
 
@@ -158,7 +161,7 @@ sidebyside_section() {
 A 1-vCPU guest of \`after\`, both GP modes, one writer, holdoff boot;
 \`run -J 1\` (one guest at a time) alternated with \`run -J 2\` (two guests at
 once, each pinned to a host PU of its own, QEMU's threads beside its vCPU),
-$(q "SELECT COUNT(*) || ' runs, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'side-%'").
+$(q "SELECT COUNT(*) || ' runs, ' || SUM(host_busy) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM run_status WHERE matrix LIKE 'side-%'").
 
 \`\`\`
 $(Rscript "$top/stats/settings.R" --db "$db" --matrix side-solo,side-pair --by matrix --names "one at a time,side by side" 2>&1)
@@ -175,7 +178,7 @@ A 1-vCPU guest of \`after\`, both GP modes, holdoff boot, 1, 2 or 4
 rcuscale writers (rcuscale's own parameter; each writer measures at least
 100 GPs, so a boot gives at least 100, 200 or 400), alternated, two guests
 side by side on a PU each,
-$(q "SELECT COUNT(*) || ' runs, ' || IFNULL(SUM(host_other_cpu > 0.05 * host_pus), 0) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gpb-%'").
+$(q "SELECT COUNT(*) || ' runs, ' || IFNULL(SUM(host_busy), 0) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM run_status WHERE matrix LIKE 'gpb-%'").
 The gate compares the settings cell by cell with the writers left out of
 the key; more writers contend for the same GPs, so a difference there is
 what they measure, not a fault.
@@ -201,7 +204,7 @@ both as packaged, both in rcuwb's \`tiny\` Kconfig scenario (HZ 250,
 preemptible Tree RCU, NO_HZ idle, no RCU priority boosting); 1-, 2- and
 4-vCPU guests (the 4-vCPU one with 2 NUMA nodes, 2:1 oversubscribed, \`!\`),
 one rcuscale writer per vCPU, holdoff boot, one guest at a time:
-$(q "SELECT COUNT(*) || ' runs, ' || SUM(outcome = 'ok') || ' ok, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix = 'lines'").
+$(q "SELECT COUNT(*) || ' runs, ' || SUM(outcome = 'ok') || ' ok, ' || SUM(host_busy) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM run_status WHERE matrix = 'lines'").
 
 \`\`\`
 $("$rcuwb" -d "$db" summary -M lines)
@@ -224,7 +227,7 @@ The same matrix as 6.1's above, on Debian's 6.12
 ($(q "SELECT group_concat(DISTINCT kernel_version) FROM runs WHERE matrix = 'midboot-6.12'")): the series of
 \`kernel-changes/6.12/\` (its README says what differs from 6.1 and why
 0001 needs a workqueue path of its own there).
-$(q "SELECT COUNT(*) || ' boots (' || SUM(kind = 'probe') || ' probe boots), ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy, ' || min(started_at) || ' to ' || max(ended_at) || ', accelerator ' || group_concat(DISTINCT accel) FROM runs WHERE matrix = 'midboot-6.12'");
+$(q "SELECT COUNT(*) || ' boots (' || SUM(kind = 'probe') || ' probe boots), ' || SUM(host_busy) || ' host-busy, ' || min(started_at) || ' to ' || max(ended_at) || ', accelerator ' || group_concat(DISTINCT accel) FROM run_status WHERE matrix = 'midboot-6.12'");
 $(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot-6.12' AND p.outcome = 'slow'") slow calls,
 $(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot-6.12' AND p.outcome = 'hung'") hung without a verdict,
 $(q "SELECT COUNT(*) FROM probes p JOIN runs r ON p.run_id = r.id WHERE r.matrix = 'midboot-6.12' AND p.outcome = 'deadlock' AND p.evidence LIKE 'no return before%'") deadlocks resting on the timeout alone.
@@ -252,7 +255,7 @@ preemptible), \`tree\` (the kernel's rcuscale TREE scenario: HZ 1000,
 preemptible, RCU tracing) and \`preempt-none\` (HZ 1000, non-preemptible
 Tree RCU); 1- and 2-vCPU guests, one writer per vCPU, holdoff boot, one
 guest at a time:
-$(q "SELECT COUNT(*) || ' runs, ' || SUM(outcome = 'ok') || ' ok, ' || SUM(host_other_cpu > 0.05 * host_pus) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix = 'kconfigs'").
+$(q "SELECT COUNT(*) || ' runs, ' || SUM(outcome = 'ok') || ' ok, ' || SUM(host_busy) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM run_status WHERE matrix = 'kconfigs'").
 
 \`\`\`
 $("$rcuwb" -d "$db" summary -M kconfigs)

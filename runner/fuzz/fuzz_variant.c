@@ -1,7 +1,4 @@
-/*
- * fuzz_variant.c: libFuzzer harness of the variant and series file parsers
- * (variant.c): the first byte picks which, the rest is the file.
- */
+/* fuzz_variant.c: libFuzzer harness of the variant file parser (variant.c): the input is the file. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,15 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct variant v;
-	static char names[VARIANT_MAX_PATCHES][128];
-	const char *path;
 
-	if (size < 1)
-		return 0;
-	path = fuzz_file("variant", data + 1, size - 1);
-	if (data[0] & 1)
-		series_load(path, names, VARIANT_MAX_PATCHES);
-	else
-		variant_load(path, &v);
+	variant_load(fuzz_file("variant", data, size), &v);
 	return 0;
 }

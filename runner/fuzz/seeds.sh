@@ -8,19 +8,11 @@ seed_dirs() {
 	matrix) files=("$top"/perf-configs/*.yaml) ;;
 	schedule) files=("$top"/perf-configs/schedules/*.yaml) ;;
 	hosts) files=("$top"/perf-configs/hosts/*.yaml) ;;
+	variant) files=("$top"/kernel-changes/variants/*) ;;
 	esac
 	[ -d "$here/seeds/$name" ] && files+=("$here/seeds/$name"/*)
 	for f in "${files[@]}"; do
 		[ -f "$f" ] && cp -f "$f" "$corpus/seed-${f##*/}"
 	done
-	if [ "$name" = variant ]; then
-		# the first byte picks the parser: even = variant file, odd = series
-		for f in "$top"/kernel-changes/variants/*; do
-			{ printf 'v'; cat "$f"; } > "$corpus/seed-variant-${f##*/}"
-		done
-		for f in "$top"/kernel-changes/*/series; do
-			{ printf 's'; cat "$f"; } > "$corpus/seed-series-$(basename "$(dirname "$f")")"
-		done
-	fi
 	return 0
 }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "db.h"
 #include "proc.h"
 #include "schedule.h"
 
@@ -80,6 +81,7 @@ static int rscript(const char *script, int argc, char **argv, const char *const 
 	char path[4096];
 	const char **args = calloc((size_t)(argc + nextra + 8), sizeof(*args));
 	int i, n = 0, status;
+	sqlite3 *db;
 
 	if (!args)
 		return set_err("out of memory");
@@ -96,6 +98,12 @@ static int rscript(const char *script, int argc, char **argv, const char *const 
 		free(args);
 		return set_err("no results database at %s: run 'make bench' or 'rcuwb run' first", opt_db);
 	}
+	/* R reads the schema db.c makes (the view run_status, the table changepoints): bring it up to date */
+	if (db_open(opt_db, &db) < 0) {
+		free(args);
+		return -1;
+	}
+	db_close(db);
 	/* the script's exit code is the command's (gate: 0-3; 64 bad input; 127 no Rscript: make deps) */
 	status = proc_run(args, NULL, NULL);
 	free(args);

@@ -9,7 +9,6 @@
 #include "common.h"
 #include "db.h"
 #include "gpstats.h"
-#include "hostload.h"
 #include "probetab.h"
 
 static const char summary_help[] =
@@ -44,20 +43,19 @@ struct cell_row {
 	struct gp_stats st;
 };
 
-#define STATUS HOST_BUSY_STATUS_SQL
-
+/* status: the run_status view's (db.c): the outcome, or host-busy */
 static const char groups_sql[] =
-	"SELECT matrix, variant, cell, COUNT(*), SUM(" STATUS " = 'ok'), GROUP_CONCAT(DISTINCT accel),"
+	"SELECT matrix, variant, cell, COUNT(*), SUM(status = 'ok'), GROUP_CONCAT(DISTINCT accel),"
 	" MAX(oversub), (SELECT GROUP_CONCAT(o.n || ' ' || o.status, ', ') FROM"
-	"   (SELECT " STATUS " AS status, COUNT(*) AS n FROM runs r2 WHERE r2.matrix = runs.matrix AND"
-	"    r2.variant = runs.variant AND r2.cell = runs.cell AND " STATUS " <> 'ok'"
+	"   (SELECT r2.status AS status, COUNT(*) AS n FROM run_status r2 WHERE r2.matrix = c.matrix AND"
+	"    r2.variant = c.variant AND r2.cell = c.cell AND r2.status <> 'ok'"
 	"    AND (?3 IS NULL OR r2.started_at >= ?3)"
-	"    GROUP BY status) o),"
+	"    GROUP BY r2.status) o),"
 	" (SELECT GROUP_CONCAT(h.host || ':' || h.n, ',') FROM"
-	"   (SELECT coalesce(host, '?') AS host, COUNT(*) AS n FROM runs r3 WHERE r3.matrix IS runs.matrix AND"
-	"    r3.variant = runs.variant AND r3.cell = runs.cell AND (?3 IS NULL OR r3.started_at >= ?3)"
+	"   (SELECT coalesce(host, '?') AS host, COUNT(*) AS n FROM runs r3 WHERE r3.matrix IS c.matrix AND"
+	"    r3.variant = c.variant AND r3.cell = c.cell AND (?3 IS NULL OR r3.started_at >= ?3)"
 	"    GROUP BY 1 ORDER BY 1) h)"
-	" FROM runs WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
+	" FROM run_status c WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
 	" AND (?3 IS NULL OR started_at >= ?3)"
 	" GROUP BY matrix, variant, cell ORDER BY matrix, cell, variant";
 
@@ -66,8 +64,8 @@ static const char widths_sql[] =
 	" AND (?2 IS NULL OR variant = ?2) AND (?3 IS NULL OR started_at >= ?3)";
 
 static const char samples_sql[] =
-	"SELECT s.duration_ns FROM samples s JOIN runs r ON s.run_id = r.id"
-	" WHERE r.matrix = ? AND r.variant = ? AND r.cell = ? AND " STATUS " = 'ok'"
+	"SELECT s.duration_ns FROM samples s JOIN run_status r ON s.run_id = r.id"
+	" WHERE r.matrix = ? AND r.variant = ? AND r.cell = ? AND r.status = 'ok'"
 	" AND (?4 IS NULL OR r.started_at >= ?4)";
 
 static int cell_stats(sqlite3 *db, struct cell_row *row)
@@ -151,8 +149,8 @@ static void print_row(const struct cell_row *r, const struct widths *w, json_obj
 
 static const char hosts_sql[] =
 	"SELECT coalesce(host, '?'), coalesce(host_uri, ''), GROUP_CONCAT(DISTINCT accel), MAX(host_pus),"
-	" GROUP_CONCAT(DISTINCT qemu_version), COUNT(*), SUM(" STATUS " = 'ok'), SUM(" STATUS " <> 'ok')"
-	" FROM runs WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
+	" GROUP_CONCAT(DISTINCT qemu_version), COUNT(*), SUM(status = 'ok'), SUM(status <> 'ok')"
+	" FROM run_status WHERE (?1 IS NULL OR matrix = ?1) AND (?2 IS NULL OR variant = ?2)"
 	" AND (?3 IS NULL OR started_at >= ?3) GROUP BY 1, 2 ORDER BY 1, 2";
 
 /* Runs per host: where they ran, on what, and how they ended. */

@@ -37,8 +37,9 @@
  *    side, stats/R/changepoint.R, writes it).
  * 7: runs.host_uri, the libvirt URI of the host the run ran on (runs.host
  *    is its label from the hosts file, or the local host's name).
+ * 8: the view run_status (below).
  */
-#define SCHEMA_VERSION 7
+#define SCHEMA_VERSION 8
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -70,7 +71,15 @@ static const char schema[] =
 	" commit_id TEXT NOT NULL, commit_date TEXT, build_key TEXT, baseline_commit TEXT,"
 	" started_at TEXT NOT NULL, ended_at TEXT, status TEXT NOT NULL DEFAULT 'running',"
 	" verdict TEXT, exit_code INTEGER, UNIQUE (schedule, commit_id));"
-	/* change points and their triage state (stats/R/changepoint.R writes them) */
+	/*
+	 * Change points and their triage state; stats/R/changepoint.R writes
+	 * them and creates nothing.  last_good: last measured commit of the old
+	 * segment; first_bad: first measured commit of the new one (the change
+	 * lies in (last_good, first_bad]); size/lo/hi: relative change and its
+	 * bounds (fractions); p: permutation p-value; why: the reason given with
+	 * ack/invalid; updated_at: last time it was detected again or its state
+	 * changed.
+	 */
 	"CREATE TABLE IF NOT EXISTS changepoints ("
 	" id INTEGER PRIMARY KEY, schedule TEXT NOT NULL, cell TEXT NOT NULL, stat TEXT NOT NULL,"
 	" last_good TEXT NOT NULL, first_bad TEXT NOT NULL, size REAL, lo REAL, hi REAL, p REAL,"
@@ -78,9 +87,34 @@ static const char schema[] =
 	" why TEXT, created_at TEXT NOT NULL, updated_at TEXT,"
 	" UNIQUE (schedule, cell, stat, last_good, first_bad));";
 
-/* Indexes on columns an older schema's runs lack: made after migrate()'s ALTERs. */
+/*
+ * run_status: every column of runs and
+ *   host_busy        1 when processes other than rcuwb's used more than
+ *                    HOST_BUSY_SHARE of the host's PUs during the run (as
+ *                    load_is_busy()), else 0 (also when not measured)
+ *   host_busy_share  HOST_BUSY_SHARE, for texts that name the rule
+ *   status           the outcome, or host-busy for an ok run that was
+ *                    host_busy: such a run is left out of statistics and
+ *                    repeated by --resume
+ * The host-busy rule's one home in SQL: summary, --resume, stats/R, the
+ * shell tests and stats/results.sh read it here.  db_open() makes it again
+ * whenever its text here changes (view_current()).
+ */
+#define SHARE HOST_BUSY_STR(HOST_BUSY_SHARE)
+static const char run_status_view[] =
+	"CREATE VIEW run_status AS SELECT r.*,"
+	" CASE WHEN outcome = 'ok' AND host_busy THEN 'host-busy' ELSE outcome END AS status"
+	" FROM (SELECT runs.*, coalesce(host_other_cpu > " SHARE " * host_pus, 0) AS host_busy,"
+	" " SHARE " AS host_busy_share FROM runs) r";
+#undef SHARE
+
+/*
+ * What refers to columns an older schema's runs lack: made after migrate()'s
+ * ALTERs (the view dropped here is then made again by run_status_view).
+ */
 static const char schema_late[] =
-	"CREATE INDEX IF NOT EXISTS runs_schedule ON runs(schedule, commit_id);";
+	"CREATE INDEX IF NOT EXISTS runs_schedule ON runs(schedule, commit_id);"
+	"DROP VIEW IF EXISTS run_status;";
 
 const char *db_default_path(void)
 {
@@ -113,6 +147,20 @@ static int user_version(sqlite3 *db)
 	return version;
 }
 
+/* Is the view run_status there, as run_status_view makes it? */
+static bool view_current(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	bool same = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'run_status'",
+			       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		same = sqlite3_column_text(st, 0) &&
+		       !strcmp((const char *)sqlite3_column_text(st, 0), run_status_view);
+	sqlite3_finalize(st);
+	return same;
+}
+
 /* Create the schema, or bring an older one up to date; stored runs stay as they are. */
 static int migrate(sqlite3 *db)
 {
@@ -135,7 +183,7 @@ static int migrate(sqlite3 *db)
 				    "ALTER TABLE runs ADD COLUMN commit_date TEXT;"
 				    "ALTER TABLE runs ADD COLUMN schedule TEXT")) ||
 	    (v >= 1 && v < 7 && exec(db, "ALTER TABLE runs ADD COLUMN host_uri TEXT")) ||
-	    exec(db, schema_late))
+	    exec(db, schema_late) || exec(db, run_status_view))
 		goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
 	if (exec(db, sql) || exec(db, "COMMIT"))
@@ -165,7 +213,7 @@ int db_open(const char *path, sqlite3 **db)
 		return -1;
 	}
 	if (exec(*db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;") ||
-	    (version < SCHEMA_VERSION && migrate(*db))) {
+	    ((version < SCHEMA_VERSION || !view_current(*db)) && migrate(*db))) {
 		char msg[1024];
 
 		snprintf(msg, sizeof(msg), "%s", last_err());
@@ -445,8 +493,8 @@ int db_has_run(sqlite3 *db, const char *matrix, const char *cell, const char *va
 	const char *args[] = { matrix, cell, variant, r };
 
 	snprintf(r, sizeof(r), "%d", rep);
-	return int_query(db, "SELECT COUNT(*) FROM runs WHERE matrix = ? AND cell = ? AND variant = ?"
-			 " AND rep = CAST(? AS INTEGER) AND " HOST_BUSY_STATUS_SQL
+	return int_query(db, "SELECT COUNT(*) FROM run_status WHERE matrix = ? AND cell = ? AND variant = ?"
+			 " AND rep = CAST(? AS INTEGER) AND status"
 			 " NOT IN ('interrupted', 'host-failed', 'host-busy')", args, 4, 0) > 0;
 }
 

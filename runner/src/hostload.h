@@ -10,15 +10,13 @@
  * this share of the host's PUs on average while it ran.  A guest's grace
  * periods then measure the host's scheduler as much as the kernel: on 2 PUs,
  * one niced R process beside a 4-vCPU TCG guest moved expedited p50 from
- * 2 ms to 20-30 ms.  stats/R/summaries.R uses the same share.
+ * 2 ms to 20-30 ms.  The one home of the rule: load_is_busy() for a run
+ * going on, the database's view run_status (db.c) for stored runs, which
+ * everything else (summary, --resume, stats/R, the shell tests) reads.
  */
 #define HOST_BUSY_SHARE 0.05
 #define HOST_BUSY_STR_(x) #x
 #define HOST_BUSY_STR(x) HOST_BUSY_STR_(x)
-/* SQL for a stored run's status: its outcome, or host-busy for a disturbed ok run. */
-#define HOST_BUSY_STATUS_SQL								\
-	"(CASE WHEN outcome = 'ok' AND coalesce(host_other_cpu > "			\
-	HOST_BUSY_STR(HOST_BUSY_SHARE) " * host_pus, 0) THEN 'host-busy' ELSE outcome END)"
 
 struct proc_cpu {
 	int pid;

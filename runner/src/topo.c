@@ -55,16 +55,6 @@ void topo_key(const struct guest_topo *t, char *out, unsigned cap)
 		snprintf(out + n, cap - (unsigned)n, "-s%uc%ut%u", t->sockets, t->cores, t->threads);
 }
 
-unsigned topo_node_of(const struct guest_topo *t, unsigned cpu)
-{
-	unsigned i;
-
-	for (i = 0; i < t->nnodes; i++)
-		if (cpu >= t->cells[i].first_cpu && cpu < t->cells[i].first_cpu + t->cells[i].ncpus)
-			return i;
-	return 0;
-}
-
 int parse_cpulist(const char *s, unsigned long long *mask)
 {
 	const char *p = s;

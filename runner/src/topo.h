@@ -30,8 +30,6 @@ int topo_make(struct guest_topo *t, unsigned vcpus, unsigned nodes, unsigned mem
 	      unsigned sockets, unsigned cores, unsigned threads);
 /* Short stable key, e.g. "v4-n2" or "v8-n2-s2c2t2". */
 void topo_key(const struct guest_topo *t, char *out, unsigned cap);
-/* Node that vCPU cpu belongs to (0 when flat). */
-unsigned topo_node_of(const struct guest_topo *t, unsigned cpu);
 /* Parse "0-3" / "0,2-3" (the kernel's cpulist format) into a bitmap. */
 int parse_cpulist(const char *s, unsigned long long *mask);
 

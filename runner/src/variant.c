@@ -1,5 +1,5 @@
 /*
- * variant.c: kernel variant and series files.
+ * variant.c: kernel variant files.
  *
  * build/kernel.sh reads the same files when it builds a variant; this
  * reading lets `rcuwb run` (and --dry-run) refuse a broken variant before
@@ -170,28 +170,6 @@ int variant_load(const char *path, struct variant *v)
 	snprintf(v->path, sizeof(v->path), "%s", path);
 	v->source = SRC_DEBIAN;
 	return each_line(path, variant_line, v);
-}
-
-struct series_arg {
-	char (*names)[128];
-	int n, max;
-};
-
-static int series_line(const char *where, const char *line, void *arg)
-{
-	struct series_arg *s = arg;
-	struct words w;
-
-	if (split_words(line, &w) < 0 || w.n > 1)
-		return set_err("%s: one patch file a line", where);
-	return w.n ? parse_patch(where, w.w[0], s->names, &s->n, s->max) : 0;
-}
-
-int series_load(const char *path, char (*names)[128], int max)
-{
-	struct series_arg s = { .names = names, .max = max };
-
-	return each_line(path, series_line, &s) < 0 ? -1 : s.n;
 }
 
 const char *variant_changes_dir(void)

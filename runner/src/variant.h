@@ -1,4 +1,4 @@
-/* variant.h: kernel variant and series files (kernel-changes/): read and checked before anything runs. */
+/* variant.h: kernel variant files (kernel-changes/variants): read and checked before anything runs. */
 #ifndef RCUWB_VARIANT_H
 #define RCUWB_VARIANT_H
 
@@ -30,11 +30,6 @@ struct variant {
  * that would break a path, a shell word or a git revision.
  */
 int variant_load(const char *path, struct variant *v);
-/*
- * Parse a series file: patch names, one a line, '#' comments; at most
- * max, into names.  Returns the count, -1 with set_err() naming the line.
- */
-int series_load(const char *path, char (*names)[128], int max);
 /* Where variant files and series live: $RCUWB_CHANGES, else kernel-changes/ of the source tree. */
 const char *variant_changes_dir(void);
 /*

@@ -141,7 +141,7 @@ expect "no QEMU of the session user left" "" "$(session_qemus)"
 expect "the pools hold only kernel and initramfs volumes (the lost run's log is gone)" "" "$(left_in_pools)"
 # (the two endpoints share this machine's 2 PUs: each sees the other's
 # guest as other load, so runs come out host-busy, which --resume repeats)
-busy=$(q "SELECT COUNT(*) FROM runs WHERE matrix='drop' AND $busy_sql = 'host-busy'")
+busy=$(q "SELECT COUNT(*) FROM run_status WHERE matrix='drop' AND status = 'host-busy'")
 check "--resume plans again only the host-busy runs" grep -q "^$busy runs" \
 	<<< "$("$rcuwb" -d "$db" run -n --resume --hosts "$work/hosts.yaml" "$work/drop.yaml")"
 

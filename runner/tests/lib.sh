@@ -19,11 +19,11 @@ expect() {
 }
 # (a busy timeout: two queries may open the WAL database at the same moment)
 q() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
-last() { q "SELECT $1 FROM runs ORDER BY id DESC LIMIT 1"; }
-# a run's status as rcuwb reads it: an ok run during which other processes
-# took over 5% of the host's PUs is host-busy (HOST_BUSY_STATUS_SQL,
-# runner/src/hostload.h), left out of statistics and repeated by --resume
-busy_sql="(CASE WHEN outcome = 'ok' AND coalesce(host_other_cpu > 0.05 * host_pus, 0) THEN 'host-busy' ELSE outcome END)"
+# the last run's EXPR: of its row in runs, and of the view run_status
+# (runner/src/db.c, named runs here too): host_busy (other processes took
+# over HOST_BUSY_SHARE of the host's PUs) and status (the outcome, or
+# host-busy for such an ok run: left out of statistics, repeated by --resume)
+last() { q "SELECT $1 FROM run_status AS runs ORDER BY id DESC LIMIT 1"; }
 no_domains() { [ -z "$(virsh -c qemu:///system list --all --name | grep '^rcuwb-')" ]; }
 # a scratch directory removed at exit
 scratch() {

@@ -4,20 +4,20 @@
 # SIGKILL in the middle leaves no guest behind and resumes to a complete set;
 # Kconfig scenarios as a dimension (kconfigs: [tiny, tree], needs
 # 'make kernel VARIANTS=after KCONFIGS=tree'); what a kernel cannot do (probe
-# stages on stock) refused before any guest boots; schema migrations 1-5 -> 6.
+# stages on stock) refused before any guest boots; schema migrations 1-7 -> 8.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch matrix
 variant=${RCUWB_TEST_VARIANT:-after}
 # The runs of matrix mt that count as done (what --resume does not plan
-# again): not interrupted, host-failed or host-busy.  A run that other work
-# on the host disturbed stays stored beside its repeat, so the checks below
-# count these, not every row.
-counted="matrix='mt' AND $busy_sql NOT IN ('interrupted', 'host-failed', 'host-busy')"
+# again): not interrupted, host-failed or host-busy (status of the view
+# run_status).  A run that other work on the host disturbed stays stored
+# beside its repeat, so the checks below count these, not every row.
+counted="matrix='mt' AND status NOT IN ('interrupted', 'host-failed', 'host-busy')"
 complete() { # every planned run done exactly once, and ok
-	test "$(q "SELECT COUNT(*) FROM runs WHERE $counted")" = 6 &&
-	test "$(q "SELECT COUNT(*) FROM (SELECT DISTINCT cell, variant, rep FROM runs WHERE $counted)")" = 6 &&
-	test "$(q "SELECT COUNT(*) FROM runs WHERE $counted AND outcome <> 'ok'")" = 0
+	test "$(q "SELECT COUNT(*) FROM run_status WHERE $counted")" = 6 &&
+	test "$(q "SELECT COUNT(*) FROM (SELECT DISTINCT cell, variant, rep FROM run_status WHERE $counted)")" = 6 &&
+	test "$(q "SELECT COUNT(*) FROM run_status WHERE $counted AND outcome <> 'ok'")" = 0
 }
 planned() { "$rcuwb" -d "$db" run -n --resume "$work/mt.yaml" | sed -n 's/^\([0-9]*\) runs,.*/\1/p'; }
 # rcuwb run --resume, repeated (as make bench does) while runs come out
@@ -69,11 +69,11 @@ before=$(q "SELECT COUNT(*) FROM runs")
 "$rcuwb" -q -d "$db" run --resume "$work/mt.yaml"
 check "resume of a complete matrix runs nothing" test "$(q "SELECT COUNT(*) FROM runs")" = "$before"
 
-gone=$(q "SELECT group_concat(cell || '|' || variant || '|' || rep, ' ') FROM (SELECT * FROM runs WHERE $counted ORDER BY id LIMIT 2)")
-q "PRAGMA foreign_keys=ON; DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE $counted ORDER BY id LIMIT 2)"
+gone=$(q "SELECT group_concat(cell || '|' || variant || '|' || rep, ' ') FROM (SELECT * FROM run_status WHERE $counted ORDER BY id LIMIT 2)")
+q "PRAGMA foreign_keys=ON; DELETE FROM runs WHERE id IN (SELECT id FROM run_status WHERE $counted ORDER BY id LIMIT 2)"
 check "resume plans exactly the two deleted runs" test "$(planned)" = 2
 resume
-again=$(q "SELECT group_concat(cell || '|' || variant || '|' || rep, ' ') FROM (SELECT * FROM runs WHERE $counted ORDER BY id DESC LIMIT 2)")
+again=$(q "SELECT group_concat(cell || '|' || variant || '|' || rep, ' ') FROM (SELECT * FROM run_status WHERE $counted ORDER BY id DESC LIMIT 2)")
 check "the rerun runs are the deleted ones" test "$(tr ' ' '\n' <<< "$gone" | sort)" = "$(tr ' ' '\n' <<< "$again" | sort)"
 check "matrix still complete" complete
 check "probe run classified ok (stage 4)" test "$(q "SELECT outcome FROM runs WHERE kind='probe' LIMIT 1")" = ok
@@ -84,9 +84,9 @@ check "probe run classified ok (stage 4)" test "$(q "SELECT outcome FROM runs WH
 # migrations below must keep them all)
 nmt=$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt'")
 check "every run records the other processes' CPU" test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND host_other_cpu >= 0")" = "$nmt"
-busy=$(q "SELECT id FROM runs WHERE $counted AND kind='rcuscale' ORDER BY id LIMIT 1")
+busy=$(q "SELECT id FROM run_status WHERE $counted AND kind='rcuscale' ORDER BY id LIMIT 1")
 bcell=$(q "SELECT cell FROM runs WHERE id=$busy")
-nbusy=$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND cell='$bcell' AND $busy_sql = 'host-busy'")
+nbusy=$(q "SELECT COUNT(*) FROM run_status WHERE matrix='mt' AND cell='$bcell' AND status = 'host-busy'")
 q "UPDATE runs SET host_other_cpu = host_pus WHERE id=$busy"
 check "--resume plans the host-busy run again" test "$(planned)" = 1
 check "summary counts it as host-busy" grep -q "not ok: $((nbusy + 1)) host-busy" \
@@ -94,26 +94,27 @@ check "summary counts it as host-busy" grep -q "not ok: $((nbusy + 1)) host-busy
 
 # A database of schema 1 (before host_other_cpu and probes.call/evidence)
 # is brought up to date in place, its runs untouched.
-drop7="ALTER TABLE runs DROP COLUMN host_uri"
+drop8="DROP VIEW IF EXISTS run_status"
+drop7="$drop8; ALTER TABLE runs DROP COLUMN host_uri"
 drop6="$drop7; DROP INDEX runs_schedule; DROP TABLE rounds; DROP TABLE changepoints;
 	ALTER TABLE runs DROP COLUMN commit_id; ALTER TABLE runs DROP COLUMN commit_date;
 	ALTER TABLE runs DROP COLUMN schedule"
 drop5="$drop6; ALTER TABLE runs DROP COLUMN kconfig; ALTER TABLE runs DROP COLUMN kconfig_sha"
 cp "$db" "$work/v1.db"
-sqlite3 "$work/v1.db" "ALTER TABLE runs DROP COLUMN host_other_cpu; ALTER TABLE probes DROP COLUMN call;
+sqlite3 "$work/v1.db" "$drop8; ALTER TABLE runs DROP COLUMN host_other_cpu; ALTER TABLE probes DROP COLUMN call;
 	ALTER TABLE probes DROP COLUMN evidence; ALTER TABLE runs DROP COLUMN source;
 	ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=1"
 "$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
-expect "schema 1 database migrated, runs kept" "7|$nmt|0" \
+expect "schema 1 database migrated, runs kept" "8|$nmt|0" \
 	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
 expect "schema 1 database: probes gain call and evidence" "2" \
 	"$(sqlite3 "$work/v1.db" "SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence')")"
 # and one of schema 2 (host_other_cpu, but no probes.call/evidence)
 cp "$db" "$work/v2.db"
-sqlite3 "$work/v2.db" "ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence;
+sqlite3 "$work/v2.db" "$drop8; ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence;
 	ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=2"
 "$rcuwb" -d "$work/v2.db" summary --probes >/dev/null
-expect "schema 2 database migrated, runs and columns there" "7|$nmt|2" \
+expect "schema 2 database migrated, runs and columns there" "8|$nmt|2" \
 	"$(sqlite3 "$work/v2.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
@@ -126,8 +127,8 @@ old_db() {
 	sqlite3 "$work/v$1.db" "$2; PRAGMA user_version=$1"
 	"$rcuwb" -d "$work/v$1.db" summary -M mt >/dev/null
 }
-old_db 3 "ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5"
-expect "schema 3 database migrated: runs kept, source and build_key added" "7|$nmt|2" \
+old_db 3 "$drop8; ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5"
+expect "schema 3 database migrated: runs kept, source and build_key added" "8|$nmt|2" \
 	"$(sqlite3 "$work/v3.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('source', 'build_key'))")"
@@ -136,7 +137,7 @@ check "every run records its kernel's source and build key" \
 # and one of schema 4 (before runs.kconfig and runs.kconfig_sha): its runs
 # keep a NULL scenario, which is tiny
 old_db 4 "$drop5"
-expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "7|$nmt|2|0" \
+expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "8|$nmt|2|0" \
 	"$(sqlite3 "$work/v4.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('kconfig', 'kconfig_sha')) || '|' ||
@@ -146,18 +147,26 @@ check "every run records its Kconfig scenario and the fragments' hash" \
 # and one of schema 5 (before runs.commit_id, commit_date, schedule and the
 # rounds and changepoints tables)
 old_db 5 "$drop6"
-expect "schema 5 database migrated: runs kept, commit and schedule columns and the history tables added" "7|$nmt|3|2" \
+expect "schema 5 database migrated: runs kept, commit and schedule columns and the history tables added" "8|$nmt|3|2" \
 	"$(sqlite3 "$work/v5.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('commit_id', 'commit_date', 'schedule')) || '|' ||
 		(SELECT COUNT(*) FROM sqlite_master WHERE name IN ('rounds', 'changepoints'))")"
 # and one of schema 6 (before runs.host_uri): its runs keep a NULL URI
 old_db 6 "$drop7"
-expect "schema 6 database migrated: runs kept, host_uri added" "7|$nmt|1|0" \
+expect "schema 6 database migrated: runs kept, host_uri added" "8|$nmt|1|0" \
 	"$(sqlite3 "$work/v6.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'host_uri') || '|' ||
 		(SELECT COUNT(host_uri) FROM runs WHERE matrix='mt')")"
+# and one of schema 7 (before the view run_status): it gains the view, and
+# its status is the runner's (summary counted the host-busy run above by it)
+old_db 7 "$drop8"
+expect "schema 7 database migrated: runs kept, the view run_status added, one run host-busy" "8|$nmt|$nmt|1" \
+	"$(sqlite3 "$work/v7.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
+		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM run_status WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM run_status WHERE id=$busy AND status = 'host-busy')")"
 check "every run records its host's URI" test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND host_uri = 'qemu:///system'")" = "$nmt"
 check "a Debian kernel's runs have no commit id" test "$(q "SELECT COUNT(commit_id) FROM runs WHERE matrix='mt'")" = 0
 

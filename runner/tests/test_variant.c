@@ -1,4 +1,4 @@
-/* test_variant.c: unit tests of variant and series files: every shipped one, and errors with file:line. */
+/* test_variant.c: unit tests of variant files: every shipped one, and errors with file:line. */
 #include <dirent.h>
 #include <unistd.h>
 
@@ -32,11 +32,10 @@ static void expect_error(const char *text, const char *msg)
 		fail_msg("got  '%s'\nwant '%s'", last_err(), want);
 }
 
-/* Every variant the project ships reads cleanly, and so does every series. */
+/* Every variant the project ships reads cleanly. */
 static void test_shipped(void **state)
 {
 	char dir[PATH_MAX], name[PATH_MAX + 300];
-	static char names[VARIANT_MAX_PATCHES][128];
 	struct dirent *e;
 	struct variant v;
 	int n = 0;
@@ -56,9 +55,6 @@ static void test_shipped(void **state)
 	}
 	closedir(d);
 	assert_true(n >= 10);
-	snprintf(name, sizeof(name), "%s/kernel-changes/6.1/series", RCUWB_SRCDIR);
-	assert_int_equal(series_load(name, names, VARIANT_MAX_PATCHES), 9);
-	assert_string_equal(names[8], "0009-rcuscale-Add-minruntime-module-parameter.patch");
 }
 
 static void test_parse(void **state)
@@ -105,22 +101,6 @@ static void test_errors(void **state)
 		     "most one directory of kernel-changes, no '..')");
 }
 
-static void test_series_errors(void **state)
-{
-	static char names[VARIANT_MAX_PATCHES][128];
-	char want[256];
-
-	(void)state;
-	write_text("0001-a.patch\n0002 b.patch\n");
-	assert_int_equal(series_load(path, names, VARIANT_MAX_PATCHES), -1);
-	snprintf(want, sizeof(want), "%s:2: one patch file a line", path);
-	assert_string_equal(last_err(), want);
-	write_text("a.patch\nb.patch\nc.patch\n");
-	assert_int_equal(series_load(path, names, 2), -1);
-	snprintf(want, sizeof(want), "%s:3: more than 2 patches", path);
-	assert_string_equal(last_err(), want);
-}
-
 static void test_check_names_the_file(void **state)
 {
 	(void)state;
@@ -138,7 +118,6 @@ int main(void)
 		cmocka_unit_test(test_shipped),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_series_errors),
 		cmocka_unit_test(test_check_names_the_file),
 	};
 	int ret;

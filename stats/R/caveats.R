@@ -20,7 +20,8 @@ caveat_info <- function(runs) {
     oversubscribed = !is.na(max_ovs) && max_ovs > 1,
     host_pus = pus,
     hosts = hosts,
-    host_busy = sum(host_busy(runs))
+    host_busy = sum(host_busy(runs)),
+    host_busy_share = host_busy_share(runs)
   )
 }
 
@@ -42,7 +43,7 @@ caveat_text <- function(runs) {
   hosts <- if (length(ci$hosts)) paste0(" (", paste(ci$hosts, collapse = ","), ")") else ""
   busy <- if (ci$host_busy > 0) {
     sprintf(" | HOST BUSY: %d run%s left out (other processes used > %.0f%% of the host's PUs)",
-            ci$host_busy, if (ci$host_busy > 1) "s" else "", 100 * RCUWB_HOST_BUSY_SHARE)
+            ci$host_busy, if (ci$host_busy > 1) "s" else "", 100 * ci$host_busy_share)
   } else ""
   sprintf("accel: %s | %s | host PUs: %s%s%s", accel, ovs, pus, hosts, busy)
 }

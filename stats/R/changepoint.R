@@ -78,44 +78,10 @@
 # U-statistic within-sample terms as in the paper); energy::edist (Debian's
 # r-cran-energy) checks the statistic in the tests.
 #
-# State table (the C runner owns the schema, runner/src/db.c; the R side
-# creates it only when missing, so the tests work on a plain SQLite file):
-#
-# CREATE TABLE IF NOT EXISTS changepoints(
-#   id INTEGER PRIMARY KEY,
-#   schedule TEXT NOT NULL,
-#   cell TEXT NOT NULL,
-#   stat TEXT NOT NULL,
-#   last_good TEXT NOT NULL,
-#   first_bad TEXT NOT NULL,
-#   size REAL, lo REAL, hi REAL, p REAL,
-#   state TEXT NOT NULL DEFAULT 'new'
-#     CHECK (state IN ('new', 'acknowledged', 'invalid')),
-#   why TEXT,
-#   created_at TEXT NOT NULL,
-#   updated_at TEXT,
-#   UNIQUE (schedule, cell, stat, last_good, first_bad));
-#
-# last_good: last measured commit of the old segment; first_bad: first
-# measured commit of the new one (the change lies in (last_good,
-# first_bad]); size/lo/hi: relative change and its bounds (fractions);
-# p: permutation p-value; why: the reason given with ack/invalid;
-# updated_at: last time it was detected again or its state changed.
-
-CHANGEPOINT_SCHEMA <- paste(
-  "CREATE TABLE IF NOT EXISTS changepoints(",
-  "id INTEGER PRIMARY KEY,",
-  "schedule TEXT NOT NULL,",
-  "cell TEXT NOT NULL,",
-  "stat TEXT NOT NULL,",
-  "last_good TEXT NOT NULL,",
-  "first_bad TEXT NOT NULL,",
-  "size REAL, lo REAL, hi REAL, p REAL,",
-  "state TEXT NOT NULL DEFAULT 'new' CHECK (state IN ('new', 'acknowledged', 'invalid')),",
-  "why TEXT,",
-  "created_at TEXT NOT NULL,",
-  "updated_at TEXT,",
-  "UNIQUE (schedule, cell, stat, last_good, first_bad))")
+# State: the table changepoints of the results database.  Its schema and
+# the meaning of its columns are the runner's (runner/src/db.c, their one
+# home); the functions under "Change-point state" below are the only R
+# code that writes it, and they create nothing.
 
 CHANGEPOINT_STATES <- c("new", "acknowledged", "invalid")
 
@@ -413,11 +379,6 @@ changepoint_power <- function(d, k, n, at = NULL, sd_log = 0.03, sd_commit = 0, 
 # ---------------------------------------------------------------------------
 # Change-point state (SQLite)
 
-changepoints_init <- function(con) {
-  DBI::dbExecute(con, CHANGEPOINT_SCHEMA)
-  invisible(con)
-}
-
 now_utc <- function() format(Sys.time(), "%Y-%m-%dT%H:%M:%SZ", tz = "UTC")
 
 # Store the change points detected in one analysis of `schedule`.
@@ -436,7 +397,7 @@ now_utc <- function() format(Sys.time(), "%Y-%m-%dT%H:%M:%SZ", tz = "UTC")
 # ones inserted now: what to notify).
 changepoints_upsert <- function(con, schedule, cps, commits = NULL, move = 1,
                                 now = now_utc()) {
-  changepoints_init(con)
+  need_schema(con, "changepoints")
   cps$id <- rep(NA_real_, nrow(cps))
   cps$state <- rep(NA_character_, nrow(cps))
   cps$is_new <- rep(FALSE, nrow(cps))
@@ -486,7 +447,7 @@ changepoints_upsert <- function(con, schedule, cps, commits = NULL, move = 1,
 # Set the state of change point `id` (acknowledged or invalid, or back to
 # new) with the reason.  Errors on an unknown id or state.
 changepoint_set_state <- function(con, id, state, why = NA_character_, now = now_utc()) {
-  changepoints_init(con)
+  need_schema(con, "changepoints")
   if (!(state %in% CHANGEPOINT_STATES)) {
     stop(sprintf("unknown change-point state '%s' (known: %s)", state,
                  paste(CHANGEPOINT_STATES, collapse = ", ")), call. = FALSE)
@@ -500,7 +461,7 @@ changepoint_set_state <- function(con, id, state, why = NA_character_, now = now
 # The stored change points, optionally of one schedule and in some states,
 # newest first.
 changepoints_list <- function(con, schedule = NULL, state = NULL) {
-  if (!DBI::dbExistsTable(con, "changepoints")) changepoints_init(con)
+  need_schema(con, "changepoints")
   where <- character()
   params <- list()
   if (!is.null(schedule)) {

@@ -166,30 +166,6 @@ empty_comparison <- function() {
   )
 }
 
-# Candidate vs baseline variant, per cell, on the per-run `metrics`. Every
-# cell in which either variant has rcuscale runs gets a row (n = 0 on a side
-# gives NA statistics). Holm over all rows of the table.
-compare_variants <- function(run_table, baseline, candidate, metrics = "p50",
-                             conf = 0.95, R = 2000, seed = 1, alpha = 0.05) {
-  rt <- run_table[run_table$kind == "rcuscale" &
-                    run_table$variant %in% c(baseline, candidate), , drop = FALSE]
-  cells <- sort(unique(rt$cell))
-  if (!length(cells)) return(empty_comparison())
-  rows <- list()
-  for (cell in cells) {
-    for (m in metrics) {
-      col <- paste0(m, "_us")
-      old <- rt[[col]][rt$cell == cell & rt$variant == baseline & rt$usable]
-      new <- rt[[col]][rt$cell == cell & rt$variant == candidate & rt$usable]
-      row <- data.frame(cell = cell, metric = m, baseline = baseline, candidate = candidate)
-      rows[[length(rows) + 1]] <- cbind(row, compare_values(old, new, conf, R, seed))
-    }
-  }
-  out <- add_holm(do.call(rbind, rows), alpha)
-  rownames(out) <- NULL
-  out
-}
-
 # Expedited (new) vs normal (old) grace periods within each variant, pairing
 # cells whose keys differ only in the GP-mode segment. `cell` names the pair
 # with "*" in place of the GP mode. Holm over all rows of the table.

@@ -62,8 +62,8 @@ align_columns <- function(m) {
   sub("[[:space:]]+$", "", lines)
 }
 
-# benchstat-style text table of one comparison (rows of compare_variants()
-# or compare_gp_modes() for one metric):
+# benchstat-style text table of one comparison (rows of compare_gp_modes()
+# for one metric):
 #   cell   old p50 ± ci   new p50 ± ci   delta   (p=0.xxx n=5+5)
 # delta is the Hodges-Lehmann relative change; "~" when the change is not
 # significant after Holm correction (p shown is the Holm-adjusted one).

@@ -31,8 +31,7 @@ history_commits <- function(repo, head) {
 # included: a run belongs to the commit it measured, runs.commit_id).
 history_run_table <- function(db, schedule) {
   with_db(db, function(con) {
-    runs <- query(con, "SELECT r.* FROM runs r WHERE r.schedule = ? ORDER BY r.id", list(schedule))
-    runs$boot_params[is.na(runs$boot_params)] <- ""
+    runs <- select_runs(con, "WHERE r.schedule = ?", list(schedule))
     # run id -1: no samples, with the columns
     build_run_table(runs, run_stats(read_samples(con, run_ids = c(-1, runs$id))))
   })

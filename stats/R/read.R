@@ -17,19 +17,39 @@ RCUWB_HARD_FAILURES <- c(
   "rcuscale-error"
 )
 
-# A run is host-busy when processes other than rcuwb's own used more than
-# this share of the host's PUs while it ran (runs.host_other_cpu, schema 2):
-# its latencies measure the host's scheduler too, so it is not a data point.
-# The runner flags it with the same share (HOST_BUSY_SHARE in
-# runner/src/hostload.h) and `rcuwb run --resume` repeats it.
-RCUWB_HOST_BUSY_SHARE <- 0.05
+# A run is host-busy when processes other than rcuwb's own used more than a
+# share of the host's PUs while it ran: its latencies measure the host's
+# scheduler too, so it is not a data point, and `rcuwb run --resume`
+# repeats it.  The rule is the runner's (HOST_BUSY_SHARE,
+# runner/src/hostload.h), read here from the database's view run_status
+# (runner/src/db.c): its columns host_busy (0/1), host_busy_share and
+# status (the outcome, or host-busy for such an ok run), which read_runs()
+# returns with every column of runs.
 
-# TRUE for host-busy runs; NA host_other_cpu (older runs) counts as not busy.
+# TRUE for host-busy runs (any outcome); a frame without the view's
+# host_busy (not read from a database) has none.
 host_busy <- function(runs) {
-  if (!nrow(runs) || is.null(runs$host_other_cpu)) return(rep(FALSE, nrow(runs)))
-  other <- suppressWarnings(as.numeric(runs$host_other_cpu))
-  pus <- suppressWarnings(as.numeric(runs$host_pus))
-  !is.na(other) & !is.na(pus) & pus > 0 & other > RCUWB_HOST_BUSY_SHARE * pus
+  b <- runs$host_busy
+  if (is.null(b)) return(rep(FALSE, nrow(runs)))
+  !is.na(b) & as.numeric(b) != 0
+}
+
+# The share of the host's PUs beyond which a run of `runs` is host-busy (NA
+# when not read from a database), for texts that name the rule.
+host_busy_share <- function(runs) {
+  s <- unique(stats::na.omit(suppressWarnings(as.numeric(runs$host_busy_share))))
+  if (length(s)) max(s) else NA_real_
+}
+
+# Stop unless the database has `name`, a table or view of the runner's
+# schema (runner/src/db.c makes them all; the R side creates none).
+need_schema <- function(con, name) {
+  if (!DBI::dbExistsTable(con, name)) {
+    stop(sprintf(paste("the database has no %s (an older rcuwb schema): open it once with",
+                       "this rcuwb, e.g. rcuwb -d DB summary, to bring it up to date"), name),
+         call. = FALSE)
+  }
+  invisible(con)
 }
 
 # Open `db` (a path or a connection) and call `fn(con)`; close it again if we
@@ -106,17 +126,22 @@ query <- function(con, sql, params) {
   undo_integer64(res)
 }
 
+# The runs of view run_status (runs and their status: see host_busy()) that
+# `where` ("WHERE ..." on alias r, with `params`) selects, ordered by id.
+select_runs <- function(con, where = "", params = list()) {
+  need_schema(con, "run_status")
+  runs <- query(con, paste("SELECT r.* FROM run_status r", where, "ORDER BY r.id"), params)
+  runs$boot_params[is.na(runs$boot_params)] <- ""
+  runs
+}
+
 # All runs (every kind and outcome) matching the filters, ordered by id.
 # matrix, variants, kinds: character vectors (NULL = no filter);
 # since: ISO-8601 timestamp string, keeps runs with started_at >= since.
 read_runs <- function(db, matrix = NULL, variants = NULL, since = NULL,
                       kinds = NULL) {
   f <- run_filter_sql("r", matrix, variants, since, kinds)
-  with_db(db, function(con) {
-    runs <- query(con, paste("SELECT r.* FROM runs r", f$sql, "ORDER BY r.id"), f$params)
-    runs$boot_params[is.na(runs$boot_params)] <- ""
-    runs
-  })
+  with_db(db, function(con) select_runs(con, f$sql, f$params))
 }
 
 # Writer-duration samples (run_id, writer, seq, duration_ns) of the runs

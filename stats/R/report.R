@@ -357,7 +357,7 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
     blocks <- c(blocks, list(blk_warn(sprintf(paste(
       "%d runs ran while other processes used more than %.0f%% of the host's PUs (host-busy):",
       "they are left out of every statistic below; `rcuwb run --resume` repeats them."),
-      cav$host_busy, 100 * RCUWB_HOST_BUSY_SHARE))))
+      cav$host_busy, 100 * cav$host_busy_share))))
   }
   cmp_warn <- unlist(lapply(candidates, function(cand) comparability_warnings(rt, baseline, cand)))
   for (w in cmp_warn) blocks <- c(blocks, list(blk_warn(w)))

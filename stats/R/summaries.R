@@ -9,11 +9,12 @@
 
 RCUWB_METRICS <- c("p50", "p90", "p99")
 
-# Join runs with their per-run statistics. Adds `status` (the outcome, or
-# "ok-no-samples" for an ok run without samples) and `usable` (ok with
-# samples: the rcuscale runs that enter the statistics; probe runs are never
-# usable here).
+# Join runs (read_runs()) with their per-run statistics. Sets `status` (the
+# view's: the outcome or host-busy; or "ok-no-samples" for an ok run without
+# samples) and adds `usable` (ok, not host-busy, with samples: the rcuscale
+# runs that enter the statistics; probe runs are never usable here).
 build_run_table <- function(runs, stats) {
+  if (is.null(runs$status)) stop("build_run_table: runs without status (not from read_runs())", call. = FALSE)
   # the runner also stores its own per-run summary (nsamples, p50_us, ...):
   # the statistics recomputed here from the samples are the ones used
   runs <- runs[, setdiff(names(runs), setdiff(names(stats), "run_id")), drop = FALSE]
@@ -21,10 +22,8 @@ build_run_table <- function(runs, stats) {
   rt <- rt[order(rt$id), , drop = FALSE]
   rt$n[is.na(rt$n)] <- 0L
   scale <- rt$kind == "rcuscale"
-  busy <- host_busy(rt)
-  rt$usable <- scale & rt$outcome == "ok" & rt$n > 0 & !busy
-  rt$status <- ifelse(rt$outcome == "ok" & busy, "host-busy",
-                      ifelse(scale & rt$outcome == "ok" & rt$n == 0, "ok-no-samples", rt$outcome))
+  rt$usable <- scale & rt$status == "ok" & rt$n > 0
+  rt$status <- ifelse(scale & rt$status == "ok" & rt$n == 0, "ok-no-samples", rt$status)
   # the runner's plan name stays in run_cell; cell is the stable key
   rt$run_cell <- rt$cell
   rt$cell <- cell_key(rt)

@@ -1,34 +1,41 @@
 # Loaded by testthat before the tests: sources stats/R/*.R and provides
-# builders for small synthetic rcuwb databases (schema as the C runner's).
+# builders for small synthetic rcuwb databases (the C runner's schema, made
+# by the runner).
 
 stats_root <- normalizePath(file.path(getwd(), "..", ".."))
 for (f in sort(list.files(file.path(stats_root, "R"), pattern = "\\.R$", full.names = TRUE))) {
   source(f, local = globalenv())
 }
 
-RCUWB_SCHEMA <- c(
-  "CREATE TABLE runs(id INTEGER PRIMARY KEY, matrix TEXT, cell TEXT NOT NULL, rep INTEGER,
-     kind TEXT NOT NULL, variant TEXT NOT NULL, kernel_version TEXT, config_sha TEXT,
-     kconfig_hz INTEGER, kconfig_preempt TEXT, kconfig_nohz TEXT, gp_mode TEXT, nwriters INTEGER, nreaders INTEGER,
-     boot_params TEXT, cmdline TEXT, vcpus INTEGER, sockets INTEGER, cores INTEGER,
-     threads INTEGER, numa_nodes INTEGER, mem_mib INTEGER, accel TEXT, qemu_version TEXT,
-     libvirt_version TEXT, host TEXT, host_pus INTEGER, pinned TEXT, oversub REAL, started_at TEXT,
-     ended_at TEXT, wall_s REAL, outcome TEXT NOT NULL, outcome_detail TEXT, guest_cpus INTEGER,
-     guest_nodes INTEGER, boot_time_us INTEGER, gps INTEGER, batches INTEGER, run_dir TEXT,
-     host_other_cpu REAL, kconfig TEXT, commit_id TEXT, commit_date TEXT, schedule TEXT)",
-  "CREATE TABLE samples(run_id INTEGER, writer INTEGER, seq INTEGER, duration_ns INTEGER)",
-  "CREATE TABLE probes(run_id INTEGER, stage INTEGER, point TEXT, prim TEXT, duration_ns INTEGER,
-     outcome TEXT, gp_exp INTEGER, gp_normal INTEGER)"
-)
+# The runner's build (make -C runner; make check and check-unit build it
+# first).
+rcuwb_bin <- normalizePath(file.path(stats_root, "..", "runner", "rcuwb"), mustWork = FALSE)
+
+# A database with the schema as the runner makes it (runner/src/db.c, its
+# one home: the tables, the view run_status with the host-busy rule, the
+# change-point table), made once by the built runner and copied.
+template_db <- local({
+  made <- NULL
+  function() {
+    if (is.null(made)) {
+      if (!file.exists(rcuwb_bin)) stop("the stats tests need the runner built: make -C runner")
+      p <- tempfile(fileext = ".sqlite")
+      out <- suppressWarnings(system2(rcuwb_bin, c("-d", shQuote(p), "summary"), stdout = TRUE, stderr = TRUE))
+      if (!is.null(attr(out, "status")) || !file.exists(p)) {
+        stop("rcuwb could not make a database: ", paste(out, collapse = "\n"))
+      }
+      made <<- p
+    }
+    made
+  }
+})
 
 # The stable cell key (cell_key()) of a run that add_run() stores with the
 # runner's cell name `cell` and the default fields.
 K <- function(cell) paste0(cell, "/h3/hz250-full-idle")
 
 new_db <- function(path = tempfile(fileext = ".sqlite")) {
-  con <- DBI::dbConnect(RSQLite::SQLite(), path)
-  for (s in RCUWB_SCHEMA) DBI::dbExecute(con, s)
-  DBI::dbDisconnect(con)
+  stopifnot(file.copy(template_db(), path))
   path
 }
 

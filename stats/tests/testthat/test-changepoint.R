@@ -225,7 +225,7 @@ test_that("changepoint_power: detection rate by simulation, with its interval", 
 })
 
 test_that("change-point state: new once, acknowledged and invalid stay, a move by one is the same", {
-  con <- DBI::dbConnect(RSQLite::SQLite(), tempfile(fileext = ".sqlite"))
+  con <- DBI::dbConnect(RSQLite::SQLite(), new_db())
   on.exit(DBI::dbDisconnect(con))
   b <- branch(12)
   cp <- function(cell, lg, fb, size = 0.1) {

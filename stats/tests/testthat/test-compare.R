@@ -94,20 +94,29 @@ test_that("runs needed for decidability", {
   expect_equal(runs_for_decidability(12, 0.05), 6)  # 12 * 2/924 < .05, 12 * 2/252 not
 })
 
+# Expedited against normal GPs of three cell pairs: +20% (significant after
+# Holm), no change, and one without a usable expedited run (an NA row, out
+# of the Holm family).
 cmp_table <- function() {
   p <- new_db()
-  gate_db(c(100, 102, 98, 101, 99), c(120, 121, 119, 122, 118),
-          cells = "v4-n1/normal/w1-r0", path = p)
-  gate_db(c(100, 102, 98, 101, 99), c(101, 99, 100, 103, 97),
-          cells = "v4-n2/normal/w1-r0", path = p)
+  normal <- c(100, 102, 98, 101, 99)
+  for (i in 1:5) {
+    add_run(p, "stock", "v4-n1/normal/w1-r0", samples_ns = samples_with_p50(normal[i]), rep = i)
+    add_run(p, "stock", "v4-n1/expedited/w1-r0", samples_ns = samples_with_p50(c(120, 121, 119, 122, 118)[i]),
+            rep = i)
+    add_run(p, "stock", "v4-n2/normal/w1-r0", samples_ns = samples_with_p50(normal[i]), rep = i)
+    add_run(p, "stock", "v4-n2/expedited/w1-r0", samples_ns = samples_with_p50(c(101, 99, 100, 103, 97)[i]),
+            rep = i)
+  }
   add_run(p, "stock", "v8-n1/normal/w1-r0", samples_ns = samples_with_p50(10))
+  add_run(p, "stock", "v8-n1/expedited/w1-r0", outcome = "timeout")
   rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
-  compare_variants(rt, "stock", "cand")
+  compare_gp_modes(rt)
 }
 
-test_that("compare_variants: one row per cell, Holm over testable cells", {
+test_that("compare_gp_modes: one row per cell pair, Holm over testable pairs", {
   cmp <- cmp_table()
-  expect_equal(cmp$cell, K(c("v4-n1/normal/w1-r0", "v4-n2/normal/w1-r0", "v8-n1/normal/w1-r0")))
+  expect_equal(cmp$cell, paste0(c("v4-n1", "v4-n2", "v8-n1"), "/*/w1-r0/h*/hz250-full-idle"))
   expect_equal(cmp$n_new, c(5, 5, 0))
   expect_equal(cmp$family_size, c(2, 2, 2))
   expect_equal(cmp$p_value[1], 2 / 252)
@@ -121,12 +130,12 @@ test_that("compare_variants: one row per cell, Holm over testable cells", {
 
 test_that("benchstat table: ~ for non-significant, delta and (p= n=) otherwise", {
   lines <- benchstat_lines(cmp_table())
-  expect_match(lines[1], "^cell +stock p50 +cand p50 +delta$")
-  l1 <- grep("^v4-n1/normal", lines, value = TRUE)
+  expect_match(lines[1], "^cell +stock:normal p50 +stock:expedited p50 +delta$")
+  l1 <- grep("^v4-n1/", lines, value = TRUE)
   expect_match(l1, "100.0\u00b5s \u00b1 2% +120.0\u00b5s \u00b1 2% +\\+20.00% +\\(p=0.016 n=5\\+5\\)$")
-  l2 <- grep("^v4-n2/normal", lines, value = TRUE)
+  l2 <- grep("^v4-n2/", lines, value = TRUE)
   expect_match(l2, " ~ +\\(p=[0-9.]+ n=5\\+5\\)$")
-  l3 <- grep("^v8-n1/normal", lines, value = TRUE)
+  l3 <- grep("^v8-n1/", lines, value = TRUE)
   expect_match(l3, "10.00\u00b5s \u00b1 \u221e +-$")
   expect_match(lines[length(lines)], "^geomean ")
 })

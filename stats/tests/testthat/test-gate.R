@@ -314,6 +314,24 @@ test_that("host-busy runs are left out of statistics and failure counts", {
   expect_equal(host_busy(data.frame(host_pus = c(2, 8))), c(FALSE, FALSE))
 })
 
+test_that("host-busy is the runner's rule, read from the view run_status", {
+  p <- new_db()
+  add_run(p, "v", host_other_cpu = 0.4, host_pus = 8L)  # at the share of 8 PUs: not over it
+  add_run(p, "v", rep = 2, host_other_cpu = 0.41, host_pus = 8L)
+  add_run(p, "v", rep = 3, outcome = "timeout", host_other_cpu = 8, host_pus = 8L)
+  add_run(p, "v", rep = 4)  # not measured: not busy
+  runs <- read_runs(p)
+  expect_equal(host_busy(runs), c(FALSE, TRUE, TRUE, FALSE))
+  expect_equal(runs$status, c("ok", "host-busy", "timeout", "ok"))
+  expect_match(caveat_text(runs), "HOST BUSY: 2 runs left out (other processes used > 5% of the host's PUs)",
+               fixed = TRUE)
+  # a database the runner has not brought up to date is refused, not guessed at
+  con <- DBI::dbConnect(RSQLite::SQLite(), p)
+  DBI::dbExecute(con, "DROP VIEW run_status")
+  DBI::dbDisconnect(con)
+  expect_error(read_runs(p), "no run_status .*rcuwb -d DB summary")
+})
+
 test_that("verdict helpers: bounds unreachable with few runs are infinite, rules exact", {
   expect_equal(moses_index(2, 2, 0.025), 0)
   x <- log_compare(c(1, 2), c(3, 4), a = 0.025)
