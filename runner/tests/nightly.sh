@@ -155,8 +155,8 @@ round planted nightly-planted "${planted[1]}"
 check "the next round completes it" grep -q "completing the round" "$work/round.err"
 # (a run the host disturbed is kept as host-busy and run again: not a result)
 expect "round 2 has every run exactly once" "8 8" \
-	"$(q "SELECT COUNT(*), COUNT(DISTINCT variant || rep) FROM runs WHERE matrix = '$m'
-	      AND $busy_sql NOT IN ('interrupted', 'host-busy')" | tr '|' ' ')"
+	"$(q "SELECT COUNT(*), COUNT(DISTINCT variant || rep) FROM run_status WHERE matrix = '$m'
+	      AND status NOT IN ('interrupted', 'host-busy')" | tr '|' ' ')"
 expect "round 2 done" done "$(q "SELECT status FROM rounds WHERE matrix = '$m'")"
 check "no domain left" no_domains
 
