@@ -94,7 +94,7 @@ report: runner
 	@$(RCUWB) -d $(DB) report --out $(RESULTS)/report
 
 # The gate's calibration: planted slowdowns of known size on one binary
-# (perf-configs/gatecal-*.yaml), then its dose-response (between and within
+# (perf-configs/studies/gatecal-*.yaml), then its dose-response (between and within
 # boots), false-alarm and detection rates with CIs, variance decomposition
 # and runs needed.
 # The 1-vCPU matrices (GATECAL_SIDE) run two guests side by side, on a PU
@@ -105,7 +105,7 @@ GATECAL_SIDE := gatecal-v1 gatecal-doses-v1 gatecal-exp-v1
 gate-calibration: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="planted"
 	@for m in $(GATECAL); do j=1; case " $(GATECAL_SIDE) " in *" $$m "*) j=2;; esac; \
-		$(RCUWB) -d $(DB) run -J $$j perf-configs/$$m.yaml || exit 1; done
+		$(RCUWB) -d $(DB) run -J $$j perf-configs/studies/$$m.yaml || exit 1; done
 	@Rscript stats/gate-calibration.R --db $(DB) --plots $(RESULTS)/gate-calibration
 
 # What the holdoff costs: holdoff 3 s against holdoff boot on one binary,
@@ -114,7 +114,7 @@ gate-calibration: deps libvirt initramfs runner
 # printed, not a failure of the target; a bad command line (64) is.
 holdoff: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after"
-	@$(RCUWB) -d $(DB) run -J 1 perf-configs/holdoff.yaml
+	@$(RCUWB) -d $(DB) run -J 1 perf-configs/studies/holdoff.yaml
 	@Rscript stats/settings.R --db $(DB) --matrix holdoff --baseline-param rcuscale.holdoff=3 \
 		--names "holdoff 3 s,holdoff boot" || [ $$? -le 3 ]
 
@@ -124,7 +124,7 @@ EMU_REPS ?= 10
 emulator: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after"
 	@for i in $$(seq $(EMU_REPS)); do for e in apart shared; do \
-		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/emu-$$e.yaml || exit 1; done; done
+		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/studies/emu-$$e.yaml || exit 1; done; done
 	@Rscript stats/settings.R --db $(DB) --matrix emu-apart,emu-shared --by emulator \
 		--names "emulator shared,emulator apart" || [ $$? -le 3 ]
 
@@ -135,8 +135,8 @@ SIDE_REPS ?= 15
 sidebyside: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after"
 	@for i in $$(seq $(SIDE_REPS)); do \
-		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/side-solo.yaml || exit 1; \
-		$(RCUWB) -q -d $(DB) run -J 2 perf-configs/side-pair.yaml || exit 1; done
+		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/studies/side-solo.yaml || exit 1; \
+		$(RCUWB) -q -d $(DB) run -J 2 perf-configs/studies/side-pair.yaml || exit 1; done
 	@Rscript stats/settings.R --db $(DB) --matrix side-solo,side-pair --by matrix \
 		--names "one at a time,side by side" || [ $$? -le 3 ]
 
@@ -148,7 +148,7 @@ GPB_REPS ?= 15
 gpsperboot: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after"
 	@for i in $$(seq $(GPB_REPS)); do for w in 1 2 4; do \
-		$(RCUWB) -q -d $(DB) run -J 2 perf-configs/gpb-w$$w.yaml || exit 1; done; done
+		$(RCUWB) -q -d $(DB) run -J 2 perf-configs/studies/gpb-w$$w.yaml || exit 1; done; done
 	@for w in 2 4; do Rscript stats/settings.R --db $(DB) --matrix gpb-w1,gpb-w$$w --by matrix \
 		--drop writers --names "1 writer,$$w writers" || [ $$? -le 3 ] || exit 1; done
 

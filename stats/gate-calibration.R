@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # rcuwb gate calibration: planted slowdowns of known size on one binary
-# (variant planted, perf-configs/gatecal-*.yaml), see R/calibrate.R.
+# (variant planted, perf-configs/studies/gatecal-*.yaml), see R/calibrate.R.
 #
 # Usage:
 #   Rscript stats/gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]

@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # How much one boot tells (issue 32, item 3), from the runs of
-# perf-configs/gpb-minruntime.yaml: one binary (planted), one writer, the
+# perf-configs/studies/gpb-minruntime.yaml: one binary (planted), one writer, the
 # control without rcuscale.minruntime, the control with minruntime=1, and a
 # planted 10% slowdown with minruntime=1, interleaved.
 #
@@ -34,7 +34,7 @@ if (length(args) != 1) {
 db <- args[1]
 runs <- read_runs(db, matrix = "gpb-minruntime")
 if (!nrow(runs)) {
-  message(db, ": no runs of matrix gpb-minruntime (run perf-configs/gpb-minruntime.yaml first)")
+  message(db, ": no runs of matrix gpb-minruntime (run perf-configs/studies/gpb-minruntime.yaml first)")
   quit(status = 2)
 }
 busy <- host_busy(runs)

@@ -91,7 +91,7 @@ EOS
 # The gate's calibration: planted slowdowns on one binary (make gate-calibration).
 calibration_section() {
 	cat <<EOS
-## How good is the gate? (\`make gate-calibration\`, perf-configs/gatecal-*.yaml)
+## How good is the gate? (\`make gate-calibration\`, perf-configs/studies/gatecal-*.yaml)
 
 One binary, \`planted\` (patch 0008), whose plant is the dose, against
 itself with the plant at zero: normal GPs get whole ticks
@@ -124,7 +124,7 @@ EOS
 # Item 11's side-by-side measurement: holdoff 3 s against holdoff boot.
 holdoff_section() {
 	cat <<EOS
-## Cost per run: holdoff 3 s against holdoff boot (perf-configs/holdoff.yaml)
+## Cost per run: holdoff 3 s against holdoff boot (perf-configs/studies/holdoff.yaml)
 
 \`after\`, 1, 2 and 4 vCPUs (the last 2 NUMA nodes, oversubscribed 2:1),
 both GP modes, one writer per vCPU, the two settings interleaved in one

@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # rcuwb: the sequential compare's error rates and runs to a decision, on
-# pools of real runs (perf-configs/seqcal-v1.yaml, seqcal-v2.yaml; issue 32,
+# pools of real runs (perf-configs/studies/seqcal-v1.yaml, seqcal-v2.yaml; issue 32,
 # item 5), beside the fixed-n gate on the same draws.  See
 # seq_calibrate() in R/calibrate.R.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 # rcuwb settings comparison: two settings of one kernel, interleaved in one
-# matrix, told apart by a boot parameter (e.g. perf-configs/holdoff.yaml:
+# matrix, told apart by a boot parameter (e.g. perf-configs/studies/holdoff.yaml:
 # rcuscale.holdoff=3 against holdoff "boot"), or by where QEMU's threads
 # ran (--by emulator: shared is the baseline, apart the candidate), or by
 # the guest kernel's Kconfig scenario (--by kconfig: the first of --names,

@@ -1,7 +1,7 @@
 # Calibrating the gate on planted slowdowns of known size (variant
 # `planted`, patch 0008) against the same binary with its delays at zero.
 #
-# The calibration matrices (perf-configs/gatecal-*.yaml) run one binary,
+# The calibration matrices (perf-configs/studies/gatecal-*.yaml) run one binary,
 # `planted`, with boot parameters as the dose:
 #   rcutree.planted_gp_tick_permille=N  normal GPs: N/1000 ticks per call
 #   rcutree.planted_exp_time_permille=N expedited GPs: extra expedited GPs,
