@@ -48,7 +48,7 @@ seqcal_main <- function(args) {
     if (!(o$spending %in% c("asOF", "asP", "asKD", "asHSD"))) {
       usage_error("bad value for --spending: '%s' (asOF, asP, asKD or asHSD)", o$spending)
     }
-    assign("SEQ_SPENDING", o$spending, envir = globalenv())
+    options(rcuwb.seq_spending = o$spending)
   }
   rt <- build_run_table(read_runs(db, matrix = matrices), run_stats(read_samples(db, matrix = matrices)))
   x <- seq_calibrate(rt, trials = trials, threshold = threshold, alpha = alpha, batch = batch,
@@ -62,7 +62,7 @@ seqcal_main <- function(args) {
   md <- c(seq_calibration_markdown(x), "",
           sprintf(paste("Threshold %s, alpha %s, looks of %d runs a side up to %d, spending %s, %d trials",
                         "a row (draws with replacement from the pools); %d runs, %d host-busy left out."),
-                  fmt_pct(threshold, 0), format(alpha), batch, max_runs, SEQ_SPENDING, trials,
+                  fmt_pct(threshold, 0), format(alpha), batch, max_runs, seq_spending(), trials,
                   sum(rt$kind == "rcuscale"), busy))
   if (is.null(o$out)) cat(md, sep = "\n") else writeLines(md, o$out)
   0L

@@ -38,6 +38,11 @@
 # is qnorm(1 - a).
 
 SEQ_SPENDING <- "asOF"
+# The spending function in use: SEQ_SPENDING unless the option
+# rcuwb.seq_spending names another (the seqcal study's --spending; an
+# option, since an assignment by a script does not reach the package's
+# namespace).
+seq_spending <- function() getOption("rcuwb.seq_spending", SEQ_SPENDING)
 # rpact's largest number of looks
 SEQ_MAX_LOOKS <- 20
 
@@ -45,7 +50,7 @@ SEQ_MAX_LOOKS <- 20
 # fractions f (increasing, the last may be 1), at level a.  Computed once
 # per (fractions, level): every row of every look asks again.
 SEQ_BOUNDS_CACHE <- new.env()
-seq_bounds <- function(f, a, spending = SEQ_SPENDING) {
+seq_bounds <- function(f, a, spending = seq_spending()) {
   k <- length(f)
   stopifnot(k >= 1, k <= SEQ_MAX_LOOKS, all(diff(f) > 0), f[1] > 0, f[k] <= 1)
   if (k == 1 && f[1] == 1) return(stats::qnorm(1 - a))
