@@ -12,8 +12,8 @@ pkgs=(
 	hwloc libhwloc-dev libsqlite3-dev sqlite3 libjson-c-dev libyaml-dev libcmocka-dev pkg-config
 	# libFuzzer harnesses and sanitizer builds (clang's compiler-rt has libFuzzer)
 	clang libclang-rt-14-dev
-	# statistics
-	r-base-core r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-testthat r-cran-jsonlite r-cran-base64enc r-cran-svglite r-cran-xml2 r-cran-energy
+	# statistics (stats/ is an R package, loaded from source with pkgload)
+	r-base-core r-cran-dbi r-cran-rsqlite r-cran-ggplot2 r-cran-testthat r-cran-jsonlite r-cran-base64enc r-cran-svglite r-cran-xml2 r-cran-energy r-cran-pkgload
 	# the sequential gate's spending boundaries
 	r-cran-rpact
 	# nightly schedules: systemd-analyze verify of the timer units; the

@@ -51,7 +51,7 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
   shown <- runs[paste(runs$cell, runs$variant) %in% paste(sub("@.*", "", d$cell), d$variant), ,
                 drop = FALSE]
   # lines only where a line has two or more points (ggplot2 notes the rest)
-  multi <- d[ave(seq_len(nrow(d)), d$line, FUN = length) > 1, , drop = FALSE]
+  multi <- d[stats::ave(seq_len(nrow(d)), d$line, FUN = length) > 1, , drop = FALSE]
   over <- d[!is.na(d$max_oversub) & d$max_oversub > 1, , drop = FALSE]
   over$what <- rep("oversubscribed (> 1 vCPU per host PU)", nrow(over))
   ggplot2::ggplot(d, aes_line) +
@@ -86,8 +86,8 @@ plot_latency_vs_vcpus <- function(cells, runs, metric = "p50") {
 ecdf_points <- function(d, max_points = 300) {
   d$us <- pmax(d$duration_ns / 1000, 1e-3)
   d <- d[order(d$run_id, d$us), , drop = FALSE]
-  n <- ave(d$us, d$run_id, FUN = length)
-  i <- ave(d$us, d$run_id, FUN = seq_along)
+  n <- stats::ave(d$us, d$run_id, FUN = length)
+  i <- stats::ave(d$us, d$run_id, FUN = seq_along)
   d$frac <- i / n
   step <- pmax(1, ceiling(n / max_points))
   keep <- (i - 1) %% step == 0 | i == n

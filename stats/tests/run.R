@@ -7,6 +7,8 @@
 #   stats: N passed, M failed
 # (N, M counted in tests, i.e. test_that() blocks; skipped tests are listed
 # on the line before). Exits 1 when any test failed or errored.
+# The tests run against the package in stats/ (DESCRIPTION, R/*.R), loaded
+# from source with pkgload::load_all(): nothing is installed.
 
 local({
   args <- commandArgs(trailingOnly = FALSE)
@@ -21,6 +23,17 @@ local({
   }
 
   suppressPackageStartupMessages(library(testthat))
+  loaded <- tryCatch({
+    pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+    TRUE
+  }, error = function(e) {
+    cat("stats: the package did not load: ", conditionMessage(e), "\n", sep = "")
+    FALSE
+  })
+  if (!loaded) {
+    cat("stats: 0 passed, 1 failed\n")
+    quit(save = "no", status = 1)
+  }
   # live progress on a terminal, a plain summary (dots + failure details) in CI
   reporter <- if (isatty(stdout())) {
     ProgressReporter$new(show_praise = FALSE)

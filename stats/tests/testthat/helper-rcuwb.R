@@ -1,10 +1,11 @@
-# Loaded by testthat before the tests: sources stats/R/*.R and provides
-# builders for small synthetic rcuwb databases (the C runner's schema, made
-# by the runner).
+# Loaded by testthat before the tests: provides builders for small
+# synthetic rcuwb databases (the C runner's schema, made by the runner).
+# The package (stats/, R/*.R) is loaded by tests/run.R; a single test file
+# run from here (testthat::test_file) loads it here.
 
 stats_root <- normalizePath(file.path(getwd(), "..", ".."))
-for (f in sort(list.files(file.path(stats_root, "R"), pattern = "\\.R$", full.names = TRUE))) {
-  source(f, local = globalenv())
+if (!"rcuwb" %in% loadedNamespaces()) {
+  pkgload::load_all(stats_root, helpers = FALSE, quiet = TRUE)
 }
 
 # The runner's build (make -C runner; make check and check-unit build it
