@@ -106,7 +106,7 @@ gate-calibration: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="planted"
 	@for m in $(GATECAL); do j=1; case " $(GATECAL_SIDE) " in *" $$m "*) j=2;; esac; \
 		$(RCUWB) -d $(DB) run -J $$j perf-configs/studies/$$m.yaml || exit 1; done
-	@Rscript stats/gate-calibration.R --db $(DB) --plots $(RESULTS)/gate-calibration
+	@Rscript stats/exec/rcuwb-gate-calibration.R --db $(DB) --plots $(RESULTS)/gate-calibration
 
 # What the holdoff costs: holdoff 3 s against holdoff boot on one binary,
 # one guest at a time; the gate's verdict on the change and runs per hour.
@@ -115,7 +115,7 @@ gate-calibration: deps libvirt initramfs runner
 holdoff: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after"
 	@$(RCUWB) -d $(DB) run -J 1 perf-configs/studies/holdoff.yaml
-	@Rscript stats/settings.R --db $(DB) --matrix holdoff --baseline-param rcuscale.holdoff=3 \
+	@Rscript stats/exec/rcuwb-settings.R --db $(DB) --matrix holdoff --baseline-param rcuscale.holdoff=3 \
 		--names "holdoff 3 s,holdoff boot" || [ $$? -le 3 ]
 
 # Does it matter where QEMU's own threads run?  1-vCPU guests with them
@@ -125,7 +125,7 @@ emulator: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after"
 	@for i in $$(seq $(EMU_REPS)); do for e in apart shared; do \
 		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/studies/emu-$$e.yaml || exit 1; done; done
-	@Rscript stats/settings.R --db $(DB) --matrix emu-apart,emu-shared --by emulator \
+	@Rscript stats/exec/rcuwb-settings.R --db $(DB) --matrix emu-apart,emu-shared --by emulator \
 		--names "emulator shared,emulator apart" || [ $$? -le 3 ]
 
 # One guest at a time or two side by side (issue 10 item 7): 1-vCPU guests,
@@ -137,7 +137,7 @@ sidebyside: deps libvirt initramfs runner
 	@for i in $$(seq $(SIDE_REPS)); do \
 		$(RCUWB) -q -d $(DB) run -J 1 perf-configs/studies/side-solo.yaml || exit 1; \
 		$(RCUWB) -q -d $(DB) run -J 2 perf-configs/studies/side-pair.yaml || exit 1; done
-	@Rscript stats/settings.R --db $(DB) --matrix side-solo,side-pair --by matrix \
+	@Rscript stats/exec/rcuwb-settings.R --db $(DB) --matrix side-solo,side-pair --by matrix \
 		--names "one at a time,side by side" || [ $$? -le 3 ]
 
 # More GPs per boot (issue 10 item 7): 1-vCPU guests of after with 1, 2 and
@@ -149,7 +149,7 @@ gpsperboot: deps libvirt initramfs runner
 	@$(MAKE) -s kernel VARIANTS="after"
 	@for i in $$(seq $(GPB_REPS)); do for w in 1 2 4; do \
 		$(RCUWB) -q -d $(DB) run -J 2 perf-configs/studies/gpb-w$$w.yaml || exit 1; done; done
-	@for w in 2 4; do Rscript stats/settings.R --db $(DB) --matrix gpb-w1,gpb-w$$w --by matrix \
+	@for w in 2 4; do Rscript stats/exec/rcuwb-settings.R --db $(DB) --matrix gpb-w1,gpb-w$$w --by matrix \
 		--drop writers --names "1 writer,$$w writers" || [ $$? -le 3 ] || exit 1; done
 
 # The generated sections of RESULTS.md (between its BEGIN/END generated

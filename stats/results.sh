@@ -115,7 +115,7 @@ $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'gatecal%'") runs: normal GPs $
 expedited GPs $(q "SELECT min(started_at) || ' to ' || max(ended_at) FROM runs WHERE matrix LIKE 'gatecal%' AND gp_mode = 'expedited'"),
 $(q "SELECT COUNT(*) FROM run_status WHERE matrix LIKE 'gatecal%' AND host_busy") host-busy.
 
-$(Rscript "$top/stats/gate-calibration.R" --db "$db" --plots "$out/plots" 2>&1)
+$(Rscript "$top/stats/exec/rcuwb-gate-calibration.R" --db "$db" --plots "$out/plots" 2>&1)
 
 ![Power curve](stats/results/plots/power_curve.svg)
 EOS
@@ -133,7 +133,7 @@ The gate compares holdoff boot (candidate) with holdoff 3 s (baseline) on
 the same binary: the measurement must not move.
 
 \`\`\`
-$(Rscript "$top/stats/settings.R" --db "$db" --matrix holdoff --baseline-param rcuscale.holdoff=3 --names "holdoff 3 s,holdoff boot" 2>&1)
+$(Rscript "$top/stats/exec/rcuwb-settings.R" --db "$db" --matrix holdoff --baseline-param rcuscale.holdoff=3 --names "holdoff 3 s,holdoff boot" 2>&1)
 \`\`\`
 EOS
 }
@@ -148,7 +148,7 @@ guest at a time; \`emulator: apart\` (QEMU's own threads on the other host
 PU) alternated with \`emulator: shared\` (on the vCPU's PU), $(q "SELECT COUNT(*) FROM runs WHERE matrix LIKE 'emu-%'") runs.
 
 \`\`\`
-$(Rscript "$top/stats/settings.R" --db "$db" --matrix emu-apart,emu-shared --by emulator --names "emulator shared,emulator apart" 2>&1)
+$(Rscript "$top/stats/exec/rcuwb-settings.R" --db "$db" --matrix emu-apart,emu-shared --by emulator --names "emulator shared,emulator apart" 2>&1)
 \`\`\`
 EOS
 }
@@ -164,7 +164,7 @@ once, each pinned to a host PU of its own, QEMU's threads beside its vCPU),
 $(q "SELECT COUNT(*) || ' runs, ' || SUM(host_busy) || ' host-busy (left out), ' || min(started_at) || ' to ' || max(ended_at) FROM run_status WHERE matrix LIKE 'side-%'").
 
 \`\`\`
-$(Rscript "$top/stats/settings.R" --db "$db" --matrix side-solo,side-pair --by matrix --names "one at a time,side by side" 2>&1)
+$(Rscript "$top/stats/exec/rcuwb-settings.R" --db "$db" --matrix side-solo,side-pair --by matrix --names "one at a time,side by side" 2>&1)
 \`\`\`
 EOS
 }
@@ -184,11 +184,11 @@ the key; more writers contend for the same GPs, so a difference there is
 what they measure, not a fault.
 
 \`\`\`
-$(Rscript "$top/stats/settings.R" --db "$db" --matrix gpb-w1,gpb-w2 --by matrix --drop writers --names "1 writer,2 writers" 2>&1)
+$(Rscript "$top/stats/exec/rcuwb-settings.R" --db "$db" --matrix gpb-w1,gpb-w2 --by matrix --drop writers --names "1 writer,2 writers" 2>&1)
 \`\`\`
 
 \`\`\`
-$(Rscript "$top/stats/settings.R" --db "$db" --matrix gpb-w1,gpb-w4 --by matrix --drop writers --names "1 writer,4 writers" 2>&1)
+$(Rscript "$top/stats/exec/rcuwb-settings.R" --db "$db" --matrix gpb-w1,gpb-w4 --by matrix --drop writers --names "1 writer,4 writers" 2>&1)
 \`\`\`
 EOS
 }
@@ -261,16 +261,16 @@ $(q "SELECT COUNT(*) || ' runs, ' || SUM(outcome = 'ok') || ' ok, ' || SUM(host_
 $("$rcuwb" -d "$db" summary -M kconfigs)
 \`\`\`
 
-\`tree\` against \`tiny\` (\`Rscript stats/settings.R --matrix kconfigs --by kconfig --names tiny,tree\`):
+\`tree\` against \`tiny\` (\`Rscript stats/exec/rcuwb-settings.R --matrix kconfigs --by kconfig --names tiny,tree\`):
 
 \`\`\`
-$(Rscript "$top/stats/settings.R" --db "$db" --matrix kconfigs --by kconfig --names tiny,tree 2>&1; echo "(exit code $?)")
+$(Rscript "$top/stats/exec/rcuwb-settings.R" --db "$db" --matrix kconfigs --by kconfig --names tiny,tree 2>&1; echo "(exit code $?)")
 \`\`\`
 
 \`preempt-none\` against \`tree\` (the same HZ; only the preemption model differs):
 
 \`\`\`
-$(Rscript "$top/stats/settings.R" --db "$db" --matrix kconfigs --by kconfig --names tree,preempt-none 2>&1; echo "(exit code $?)")
+$(Rscript "$top/stats/exec/rcuwb-settings.R" --db "$db" --matrix kconfigs --by kconfig --names tree,preempt-none 2>&1; echo "(exit code $?)")
 \`\`\`
 EOS
 }

@@ -344,7 +344,7 @@ static int history_stage(struct round *r)
 	struct history_args b;
 	int rc, n = 15;
 
-	snprintf(script, sizeof(script), "%s/stats/history.R", RCUWB_SRCDIR);
+	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, RCUWB_SRCDIR, "history.R");
 	if (path_fmt(json, sizeof(json), "%s/history.json", r->dir) < 0 ||
 	    path_fmt(out, sizeof(out), "%s/schedules/%s/dashboard", cache_dir(), r->s.name) < 0)
 		return -1;
@@ -353,7 +353,7 @@ static int history_stage(struct round *r)
 	unlink(json);
 	rc = proc_run(argv, NULL, NULL);
 	if (rc != 0 && rc != 1)
-		return rc < 0 ? -1 : set_err("stats/history.R failed (exit %d; see above)", rc);
+		return rc < 0 ? -1 : set_err("stats/exec/rcuwb-history.R failed (exit %d; see above)", rc);
 	attach_json(r, "history", json);
 	stage(r, "history", "%s; dashboard %s/index.html", rc ? "NEW change points (see above)" : "no new change point",
 	      out);

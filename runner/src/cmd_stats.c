@@ -23,7 +23,8 @@ static const char report_help[] =
 	"the results database to DIR (default results/report): per-cell summaries with\n"
 	"bootstrap confidence intervals, candidate-vs-baseline comparisons\n"
 	"(the gate's verdicts, with a forest plot), expedited vs normal, latency\n"
-	"vs vCPUs, ECDFs, the mid-boot outcome grid.  Options go to stats/report.R:\n"
+	"vs vCPUs, ECDFs, the mid-boot outcome grid.  Options go to\n"
+	"stats/exec/rcuwb-report.R:\n"
 	"  --matrix NAME[,NAME] --variants V1,V2 --since TIME --baseline V\n"
 	"  --candidate V2[,V3] --metrics p50[,p90,p99] --alpha A --threshold 5%%\n"
 	"  --title TEXT --no-plots (the baseline defaults to the matrix's first variant)\n";
@@ -46,8 +47,8 @@ static const char gate_help[] =
 	"GPs, which end on ticks: the mean; their p90 reported); PASS splits alpha\n"
 	"between mean and p90, SLOWDOWN between them and the failure test, so the\n"
 	"false-alarm rate is at most alpha; p50 and p99 reported.  --stat gates what it\n"
-	"names in both modes.  A timed-out run\n"
-	"counts as a latency of at least the timeout.  Options go to stats/gate.R:\n"
+	"names in both modes.  A timed-out run counts as a latency of at least the\n"
+	"timeout.  Options go to stats/exec/rcuwb-gate.R:\n"
 	"  --threshold 5%% --alpha 0.05 --stat mean,p90 --min-runs 3 --matrix NAME\n"
 	"  --since TIME --allow-config --junit FILE; --looks ID,... --max-runs N [--final]:\n"
 	"  one look of a sequential design (what 'rcuwb compare' runs); with rcuwb\n"
@@ -75,7 +76,7 @@ static const char history_help[] =
 	"change reported, default the gate's threshold); --stat mean,p90 chooses the\n"
 	"statistics.  With rcuwb --json, JSON on stdout.\n";
 
-/* Run Rscript on stats/SCRIPT with the database and the caller's options. */
+/* Run Rscript on stats/exec/rcuwb-SCRIPT with the database and the caller's options. */
 static int rscript(const char *script, int argc, char **argv, const char *const *extra, int nextra)
 {
 	char path[4096];
@@ -85,7 +86,7 @@ static int rscript(const char *script, int argc, char **argv, const char *const 
 
 	if (!args)
 		return set_err("out of memory");
-	snprintf(path, sizeof(path), "%s/stats/%s", RCUWB_SRCDIR, script);
+	snprintf(path, sizeof(path), RSCRIPT_PATH_FMT, RCUWB_SRCDIR, script);
 	args[n++] = "Rscript";
 	args[n++] = path;
 	args[n++] = "--db";
@@ -146,7 +147,7 @@ int do_gate(int argc, char **argv)
 	return rscript("gate.R", argc, argv, extra, json_output ? 1 : 0);
 }
 
-/* show|update SCHEDULE: the schedule's name, repository and head for stats/history.R */
+/* show|update SCHEDULE: the schedule's name, repository and head for rcuwb-history.R */
 static int history_of_schedule(int argc, char **argv)
 {
 	const char *extra[32], *args[64];

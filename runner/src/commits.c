@@ -4,7 +4,7 @@
  * rcuwb nightly and rcuwb bisect measure commits of a git branch: each
  * commit becomes a kernel variant (a variant file "source git REPO COMMIT"
  * that build/kernel.sh builds), runs as a variant of a matrix (rcuwb run,
- * this program, as a child) and is compared by the gate (stats/gate.R).
+ * this program, as a child) and is compared by the gate (stats/exec/rcuwb-gate.R).
  */
 #define _GNU_SOURCE
 #include "commits.h"
@@ -211,7 +211,7 @@ int commit_gate(const char *baseline, const char *candidate, const char *name, c
 				 candidate, "--matrix", name };
 	int n = 10;
 
-	snprintf(script, sizeof(script), "%s/stats/gate.R", RCUWB_SRCDIR);
+	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, RCUWB_SRCDIR, "gate.R");
 	while (extra && *extra && n < 34)
 		argv[n++] = *extra++;
 	if (json) {

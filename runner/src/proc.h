@@ -16,5 +16,11 @@ int proc_run(const char *const *argv, const char *input, struct buf *out);
 int proc_line(const char *const *argv, char *line, size_t cap);
 /* The path of this program (for running rcuwb's own subcommands). */
 const char *proc_self(void);
+/*
+ * The R entry scripts' paths, for snprintf with RCUWB_SRCDIR and a script's
+ * name ("gate.R" -> SRCDIR/stats/exec/rcuwb-gate.R): the R package
+ * stats/ keeps them apart from its library files in R/.
+ */
+#define RSCRIPT_PATH_FMT "%s/stats/exec/rcuwb-%s"
 
 #endif

@@ -45,7 +45,7 @@ struct history_args {
 	char min_commits[16], permutations[16], seed[16];
 };
 /*
- * The schedule's change-point settings as stats/history.R options
+ * The schedule's change-point settings as rcuwb-history.R options
  * (--min-commits, --alpha, --permutations, --seed, --min-change and, when
  * the gate names them, --stat), appended to argv at n; returns the new n
  * (at most 12 more entries).

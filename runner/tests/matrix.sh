@@ -193,10 +193,10 @@ check "summary shows the two scenarios apart" \
 check "the report keeps the two scenarios apart" \
 	grep -qF "v1-n1/normal/w1-r0/h1/hz1000-full-idle/k=tree" "$work/kc-report/report.md"
 
-# The gate between two scenarios of one kernel (stats/settings.R --by
+# The gate between two scenarios of one kernel (stats/exec/rcuwb-settings.R --by
 # kconfig): the runs of tiny and tree pair up in one cell, their configs
 # differ by design and are allowed; one run a side decides nothing.
-sett=$(Rscript "$here/../../stats/settings.R" --db "$db" --matrix kc --by kconfig 2>&1); rc=$?
+sett=$(Rscript "$here/../../stats/exec/rcuwb-settings.R" --db "$db" --matrix kc --by kconfig 2>&1); rc=$?
 check "settings --by kconfig pairs tiny and tree in one cell and cannot decide on 1+1 runs (exit 3)" \
 	test "$rc" = 3 -a -n "$(grep -F "v1-n1/normal/w1-r0/h1" <<< "$sett")" -a -z "$(grep -F "k=tree" <<< "$sett")" \
 	-a -z "$(grep -i "not comparable" <<< "$sett")"

@@ -1,5 +1,4 @@
-# Command-line parsing and validation for the entry scripts (report.R,
-# gate.R). Bad input raises an "rcuwb_usage" condition whose message is one
+# Command-line parsing and validation for the entry scripts (exec/rcuwb-*.R). Bad input raises an "rcuwb_usage" condition whose message is one
 # line naming the option and the bad value; the scripts print it and exit 64.
 
 EXIT_USAGE <- 64L

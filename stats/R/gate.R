@@ -1,6 +1,6 @@
 # The regression gate: candidate variant vs baseline variant, cell by cell.
 #
-# Order of the checks, and the status (also the exit code of stats/gate.R):
+# Order of the checks, and the status (also the exit code of stats/exec/rcuwb-gate.R):
 #   2  HARD FAILURE: some candidate run ended deadlock, rcuscale-aborted,
 #      crash, badness, topology-mismatch or rcuscale-error (named); or the
 #      sides are not comparable (accelerator, QEMU, libvirt, host PUs or

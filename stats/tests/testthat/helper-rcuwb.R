@@ -106,11 +106,12 @@ gate_db <- function(base, cand, cells = "v4-n1/normal/w1-r0",
   path
 }
 
-# Run an entry script with Rscript; returns list(status, stdout, stderr).
+# Run an entry script of stats/exec with Rscript; returns list(status,
+# stdout, stderr).
 run_script <- function(script, args) {
   out <- tempfile(); err <- tempfile()
   status <- system2(file.path(R.home("bin"), "Rscript"),
-                    c(shQuote(file.path(stats_root, script)), shQuote(args)),
+                    c(shQuote(file.path(stats_root, "exec", script)), shQuote(args)),
                     stdout = out, stderr = err)
   list(status = status, stdout = readLines(out, warn = FALSE), stderr = readLines(err, warn = FALSE))
 }

@@ -24,11 +24,11 @@ test_that("value parsers name the bad value", {
   expect_equal(parse_since("2025-01-31T10:00:00Z"), "2025-01-31T10:00:00Z")
 })
 
-test_that("gate.R exits with the gate status and writes JSON and JUnit", {
+test_that("rcuwb-gate.R exits with the gate status and writes JSON and JUnit", {
   p <- gate_db(c(100, 102, 98, 101, 99), c(120, 121, 119, 122, 118))
   junit <- tempfile(fileext = ".xml")
   json <- tempfile(fileext = ".json")
-  r <- run_script("gate.R", c("--db", p, "--baseline", "stock", "--candidate", "cand",
+  r <- run_script("rcuwb-gate.R", c("--db", p, "--baseline", "stock", "--candidate", "cand",
                               "--threshold", "5%", "--alpha", "0.05", "--json", json,
                               "--junit", junit))
   expect_equal(r$status, 1)
@@ -36,14 +36,14 @@ test_that("gate.R exits with the gate status and writes JSON and JUnit", {
   expect_equal(jsonlite::fromJSON(json)$status, 1)
   expect_true(xml_well_formed(paste(readLines(junit), collapse = "\n")))
   # --json alone: JSON on stdout, text on stderr
-  r2 <- run_script("gate.R", c("--db", p, "--baseline", "stock", "--candidate", "cand",
+  r2 <- run_script("rcuwb-gate.R", c("--db", p, "--baseline", "stock", "--candidate", "cand",
                                "--threshold=25%", "--json"))
   expect_equal(r2$status, 0)
   expect_equal(jsonlite::fromJSON(paste(r2$stdout, collapse = "\n"))$status_name, "PASS")
   expect_match(r2$stderr[1], "PASS")
 })
 
-test_that("gate.R rejects bad input with one line naming the value (exit 64)", {
+test_that("rcuwb-gate.R rejects bad input with one line naming the value (exit 64)", {
   p <- gate_db(c(100, 102), c(120, 121))
   bad <- list(
     list(c("--db", p, "--baseline", "stock", "--candidate", "cand", "--threshold", "abc"),
@@ -55,22 +55,22 @@ test_that("gate.R rejects bad input with one line naming the value (exit 64)", {
     list(c("--db", p, "--candidate", "cand"), "missing required option '--baseline'")
   )
   for (b in bad) {
-    r <- run_script("gate.R", b[[1]])
+    r <- run_script("rcuwb-gate.R", b[[1]])
     expect_equal(r$status, 64)
     expect_length(r$stderr, 1)
     expect_match(r$stderr, paste0("^rcuwb gate: ", b[[2]]))
   }
 })
 
-test_that("report.R writes the report and rejects bad input", {
+test_that("rcuwb-report.R writes the report and rejects bad input", {
   p <- gate_db(c(100, 102, 98), c(120, 121, 119))
   out <- file.path(tempdir(), "cli-report")
-  r <- run_script("report.R", c("--db", p, "--out", out, "--baseline", "stock",
+  r <- run_script("rcuwb-report.R", c("--db", p, "--out", out, "--baseline", "stock",
                                 "--candidate", "cand", "--no-plots"))
   expect_equal(r$status, 0)
   expect_true(file.exists(file.path(out, "report.md")))
   expect_true(file.exists(file.path(out, "report.html")))
-  r2 <- run_script("report.R", c("--db", p, "--out", out, "--metrics", "p42"))
+  r2 <- run_script("rcuwb-report.R", c("--db", p, "--out", out, "--metrics", "p42"))
   expect_equal(r2$status, 64)
   expect_equal(r2$stderr, "rcuwb report: bad value for --metrics: 'p42' (known metrics: p50, p90, p99)")
 })

@@ -97,14 +97,14 @@ test_that("history_dashboard: a self-contained page with one chart per cell and 
   expect_true(file.exists(file.path(out, "charts", "chart-01.png")))
 })
 
-test_that("history.R: bad input is one line naming it", {
+test_that("rcuwb-history.R: bad input is one line naming it", {
   db <- history_db(n = 2, d = 0)
-  r <- run_script("history.R", c("--db", db, "list", "--state", "fixed"))
+  r <- run_script("rcuwb-history.R", c("--db", db, "list", "--state", "fixed"))
   expect_equal(r$status, 64)
   expect_equal(r$stderr, "rcuwb history: bad value for --state: 'fixed' (known: new, acknowledged, invalid)")
-  r <- run_script("history.R", c("--db", db, "ack", "12", "--why", "x"))
+  r <- run_script("rcuwb-history.R", c("--db", db, "ack", "12", "--why", "x"))
   expect_equal(r$status, 64)
   expect_equal(r$stderr, "rcuwb history: no change point with id 12")
-  r <- run_script("history.R", c("--db", db, "ack", "12"))
+  r <- run_script("rcuwb-history.R", c("--db", db, "ack", "12"))
   expect_match(r$stderr, "ack needs --why TEXT")
 })

@@ -223,16 +223,16 @@ test_that("the gate's sequential mode decides each cell at its look and says so"
 test_that("the sequential gate from the command line: --looks, --max-runs, --final", {
   skip_if_not_installed("rpact")
   d <- seq_db(1)
-  r <- run_script("gate.R", c("--db", d$path, "--baseline", "stock", "--candidate", "cand",
+  r <- run_script("rcuwb-gate.R", c("--db", d$path, "--baseline", "stock", "--candidate", "cand",
                               "--threshold", "10%", "--looks", paste(d$cutoffs, collapse = ","),
                               "--max-runs", "12"))
   expect_true(r$status %in% c(0L, 3L))
   expect_true(any(grepl("sequential, at most 12 runs a side", r$stdout)))
-  bad <- run_script("gate.R", c("--db", d$path, "--baseline", "stock", "--candidate", "cand",
+  bad <- run_script("rcuwb-gate.R", c("--db", d$path, "--baseline", "stock", "--candidate", "cand",
                                 "--looks", "9,3", "--max-runs", "12"))
   expect_equal(bad$status, 64L)
   expect_match(paste(bad$stderr, collapse = "\n"), "--looks")
-  bad <- run_script("gate.R", c("--db", d$path, "--baseline", "stock", "--candidate", "cand",
+  bad <- run_script("rcuwb-gate.R", c("--db", d$path, "--baseline", "stock", "--candidate", "cand",
                                 "--looks", "3"))
   expect_equal(bad$status, 64L)
   expect_match(paste(bad$stderr, collapse = "\n"), "--max-runs")

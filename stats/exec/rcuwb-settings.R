@@ -16,23 +16,29 @@
 # time).
 #
 # Usage:
-#   Rscript stats/settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator|kconfig|matrix)
+#   Rscript stats/exec/rcuwb-settings.R --db PATH --matrix NAME[,NAME] (--baseline-param TEXT | --by emulator|kconfig|matrix)
 #       [--names BASE,CAND] [--drop holdoff|writers|...] [--threshold 5%] [--alpha 0.05]
 # Exit status: the gate's (0 pass, 1 slowdown, 2 hard failure/refused, 3
 # inconclusive); 64 bad command line.
 
-# stats/R/*.R, found next to this script
-source(file.path(local({
+# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
+# pkgload; this script is in stats/exec/.
+local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(f)) dirname(normalizePath(f[1])) else getwd()
-}), "load.R"))
+  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
+  if (!requireNamespace("pkgload", quietly = TRUE)) {
+    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
+    quit(save = "no", status = 64)
+  }
+  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+})
 
 settings_main <- function(args) {
   spec <- c(db = "value", matrix = "value", "baseline-param" = "value", by = "value", drop = "value",
             names = "value", threshold = "value", alpha = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
-    cat("usage: settings.R --db PATH --matrix NAME (--baseline-param TEXT | --by emulator|kconfig|matrix)",
+    cat("usage: rcuwb-settings.R --db PATH --matrix NAME (--baseline-param TEXT | --by emulator|kconfig|matrix)",
         "[--names B,C] [--drop holdoff|config|emulator|kconfig|writers]",
         "[--threshold 5%] [--alpha 0.05]\n")
     return(0L)

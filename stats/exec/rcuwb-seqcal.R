@@ -5,7 +5,7 @@
 # seq_calibrate() in R/calibrate.R.
 #
 # Usage:
-#   Rscript stats/seqcal.R --db PATH [--matrix seqcal-v1,seqcal-v2]
+#   Rscript stats/exec/rcuwb-seqcal.R --db PATH [--matrix seqcal-v1,seqcal-v2]
 #       [--trials 1000] [--boot 0] [--threshold 10%] [--alpha 0.05]
 #       [--batch 4] [--max-runs 20] [--spending asOF] [--out FILE.md]
 #
@@ -18,11 +18,17 @@
 # rpact typeOfDesign of an alpha-spending function) replaces the gate's
 # O'Brien-Fleming-type spending for this study only.
 
-# stats/R/*.R, found next to this script
-source(file.path(local({
+# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
+# pkgload; this script is in stats/exec/.
+local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(f)) dirname(normalizePath(f[1])) else getwd()
-}), "load.R"))
+  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
+  if (!requireNamespace("pkgload", quietly = TRUE)) {
+    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
+    quit(save = "no", status = 64)
+  }
+  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+})
 
 seqcal_main <- function(args) {
   spec <- c(db = "value", matrix = "value", trials = "value", boot = "value",
@@ -30,7 +36,7 @@ seqcal_main <- function(args) {
             spending = "value", out = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
-    cat("usage: seqcal.R --db PATH [--matrix M1,M2] [--trials 1000] [--boot 0]",
+    cat("usage: rcuwb-seqcal.R --db PATH [--matrix M1,M2] [--trials 1000] [--boot 0]",
         "[--threshold 10%] [--alpha 0.05] [--batch 4] [--max-runs 20] [--spending asOF] [--out FILE]\n")
     return(0L)
   }
@@ -54,7 +60,7 @@ seqcal_main <- function(args) {
   x <- seq_calibrate(rt, trials = trials, threshold = threshold, alpha = alpha, batch = batch,
                      max_runs = max_runs, boot = boot)
   if (is.null(x)) {
-    cat(sprintf("seqcal.R: no control runs (planted dose 0) in %s\n", paste(matrices, collapse = ",")),
+    cat(sprintf("rcuwb-seqcal.R: no control runs (planted dose 0) in %s\n", paste(matrices, collapse = ",")),
         file = stderr())
     return(3L)
   }

@@ -3,14 +3,14 @@
 # their triage state, and the dashboard.
 #
 # Usage:
-#   Rscript stats/history.R --db PATH update --schedule NAME --repo DIR --head REV
+#   Rscript stats/exec/rcuwb-history.R --db PATH update --schedule NAME --repo DIR --head REV
 #       [--min-commits 2] [--alpha 0.05] [--permutations 199] [--seed 1]
 #       [--stat mean,p90] [--min-change 0.05] [--json FILE|-] [--out DIR]
-#   Rscript stats/history.R --db PATH show --schedule NAME --repo DIR --head REV --out DIR
-#   Rscript stats/history.R --db PATH list [--schedule NAME] [--state new,acknowledged]
-#   Rscript stats/history.R --db PATH ack ID --why TEXT
-#   Rscript stats/history.R --db PATH invalid ID --why TEXT
-#   Rscript stats/history.R --db PATH reopen ID
+#   Rscript stats/exec/rcuwb-history.R --db PATH show --schedule NAME --repo DIR --head REV --out DIR
+#   Rscript stats/exec/rcuwb-history.R --db PATH list [--schedule NAME] [--state new,acknowledged]
+#   Rscript stats/exec/rcuwb-history.R --db PATH ack ID --why TEXT
+#   Rscript stats/exec/rcuwb-history.R --db PATH invalid ID --why TEXT
+#   Rscript stats/exec/rcuwb-history.R --db PATH reopen ID
 #
 # update analyses the history (E-divisive, R/changepoint.R), stores the
 # change points (a known one keeps its state: an acknowledged or invalid
@@ -19,13 +19,20 @@
 # Exit status: 0 done (update: no new change point), 1 (update) a new
 # change point, 64 bad command line, 70 internal error.
 
-source(file.path(local({
+# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
+# pkgload; this script is in stats/exec/.
+local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(f)) dirname(normalizePath(f[1])) else getwd()
-}), "load.R"))
+  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
+  if (!requireNamespace("pkgload", quietly = TRUE)) {
+    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
+    quit(save = "no", status = 64)
+  }
+  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+})
 
 HISTORY_USAGE <- paste(
-  "usage: history.R --db PATH (update|show) --schedule NAME --repo DIR --head REV [--out DIR]",
+  "usage: rcuwb-history.R --db PATH (update|show) --schedule NAME --repo DIR --head REV [--out DIR]",
   "[--json FILE|-] [--min-commits 2] [--alpha 0.05] [--permutations 199] [--seed 1] [--stat mean,p90]",
   "[--min-change 0.05]",
   "| list [--schedule NAME] [--state S,...] | ack ID --why TEXT | invalid ID --why TEXT | reopen ID"

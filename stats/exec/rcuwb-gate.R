@@ -2,7 +2,7 @@
 # rcuwb regression gate: candidate variant vs baseline variant.
 #
 # Usage:
-#   Rscript stats/gate.R --db PATH --baseline V1 --candidate V2
+#   Rscript stats/exec/rcuwb-gate.R --db PATH --baseline V1 --candidate V2
 #       [--threshold 5%] [--alpha 0.05] [--stat mean,p90] [--min-runs 3]
 #       [--matrix NAME[,NAME]] [--since ISO-DATE] [--allow-config]
 #       [--json [FILE|-]] [--junit FILE] [--quiet]
@@ -22,14 +22,20 @@
 # Text goes to stdout; with --json alone (or --json -) the JSON goes to stdout
 # and the text to stderr.
 
-# stats/R/*.R, found next to this script
-source(file.path(local({
+# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
+# pkgload; this script is in stats/exec/.
+local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(f)) dirname(normalizePath(f[1])) else getwd()
-}), "load.R"))
+  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
+  if (!requireNamespace("pkgload", quietly = TRUE)) {
+    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
+    quit(save = "no", status = 64)
+  }
+  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+})
 
 GATE_USAGE <- paste(
-  "usage: gate.R --db PATH --baseline V1 --candidate V2 [--threshold 5%] [--alpha 0.05]",
+  "usage: rcuwb-gate.R --db PATH --baseline V1 --candidate V2 [--threshold 5%] [--alpha 0.05]",
   "[--stat mean,p90] [--min-runs 3] [--matrix NAME] [--since DATE] [--allow-config]",
   "[--json [FILE|-]] [--junit FILE] [--quiet] [--looks ID,ID,... --max-runs N [--final]]"
 )

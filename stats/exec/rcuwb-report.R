@@ -2,7 +2,7 @@
 # rcuwb report: Markdown + self-contained HTML report with plots and CSVs.
 #
 # Usage:
-#   Rscript stats/report.R --db PATH --out DIR
+#   Rscript stats/exec/rcuwb-report.R --db PATH --out DIR
 #       [--matrix NAME[,NAME]] [--variants V1,V2,...] [--since ISO-DATE]
 #       [--baseline V1] [--candidate V2[,V3...]] [--metrics p50[,p90,p99]]
 #       [--alpha 0.05] [--threshold 5%] [--seed 1] [--resamples 2000] [--title TEXT] [--no-plots]
@@ -12,14 +12,20 @@
 # Exit status: 0 written, 64 bad command line (one line on stderr names the
 # bad value), 70 internal error.
 
-# stats/R/*.R, found next to this script
-source(file.path(local({
+# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
+# pkgload; this script is in stats/exec/.
+local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(f)) dirname(normalizePath(f[1])) else getwd()
-}), "load.R"))
+  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
+  if (!requireNamespace("pkgload", quietly = TRUE)) {
+    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
+    quit(save = "no", status = 64)
+  }
+  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+})
 
 REPORT_USAGE <- paste(
-  "usage: report.R --db PATH --out DIR [--matrix NAME] [--variants V1,V2] [--since DATE]",
+  "usage: rcuwb-report.R --db PATH --out DIR [--matrix NAME] [--variants V1,V2] [--since DATE]",
   "[--baseline V1] [--candidate V2[,V3]] [--metrics p50[,p90,p99]] [--alpha 0.05] [--threshold 5%]",
   "[--seed N] [--resamples N] [--title TEXT] [--no-plots]"
 )

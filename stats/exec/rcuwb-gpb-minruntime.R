@@ -4,7 +4,7 @@
 # control without rcuscale.minruntime, the control with minruntime=1, and a
 # planted 10% slowdown with minruntime=1, interleaved.
 #
-# Usage: Rscript stats/gpb-minruntime.R DB
+# Usage: Rscript stats/exec/rcuwb-gpb-minruntime.R DB
 #
 # For every cell (topology x GP mode) and per-run statistic (mean, 10%
 # trimmed mean, median, p90 of the run's samples), over the first 100, 300,
@@ -21,14 +21,21 @@
 # And the wall time of a run with and without minruntime.  Host-busy and
 # failed runs are left out and counted.
 
-source(file.path(local({
+# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
+# pkgload; this script is in stats/exec/.
+local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(f)) dirname(normalizePath(f[1])) else getwd()
-}), "load.R"))
+  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
+  if (!requireNamespace("pkgload", quietly = TRUE)) {
+    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
+    quit(save = "no", status = 64)
+  }
+  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+})
 
 args <- commandArgs(TRUE)
 if (length(args) != 1) {
-  message("usage: gpb-minruntime.R DB")
+  message("usage: rcuwb-gpb-minruntime.R DB")
   quit(status = 64)
 }
 db <- args[1]

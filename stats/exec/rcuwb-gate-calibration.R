@@ -3,7 +3,7 @@
 # (variant planted, perf-configs/studies/gatecal-*.yaml), see R/calibrate.R.
 #
 # Usage:
-#   Rscript stats/gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]
+#   Rscript stats/exec/rcuwb-gate-calibration.R --db PATH [--matrix gatecal-v1,gatecal-v2]
 #       [--doses gatecal-doses-v1,gatecal-doses-v2,gatecal-exp10-v2,gatecal-exp10-v3,gatecal-exp-v1]
 #       [--n 5,10,20] [--trials 400]
 #       [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE.md]
@@ -14,11 +14,17 @@
 # side needed for 10% and 25% slowdowns.  --plots DIR writes the power curve
 # (power_curve.png/.svg).
 
-# stats/R/*.R, found next to this script
-source(file.path(local({
+# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
+# pkgload; this script is in stats/exec/.
+local({
   f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  if (length(f)) dirname(normalizePath(f[1])) else getwd()
-}), "load.R"))
+  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
+  if (!requireNamespace("pkgload", quietly = TRUE)) {
+    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
+    quit(save = "no", status = 64)
+  }
+  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
+})
 
 calibration_main <- function(args) {
   spec <- c(db = "value", matrix = "value", doses = "value", n = "value",
@@ -27,7 +33,7 @@ calibration_main <- function(args) {
             out = "value", help = "flag")
   o <- parse_cli(args, spec)
   if (isTRUE(o$help)) {
-    cat("usage: gate-calibration.R --db PATH [--matrix M1,M2] [--doses D1,D2]",
+    cat("usage: rcuwb-gate-calibration.R --db PATH [--matrix M1,M2] [--doses D1,D2]",
         "[--n 5,10,20]",
         "[--trials 400] [--boot 100] [--threshold 5%] [--alpha 0.05] [--plots DIR] [--out FILE]\n")
     return(0L)
