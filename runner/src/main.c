@@ -17,10 +17,6 @@
 #include "db.h"
 #include "proc.h"
 
-#ifndef RCUWB_SRCDIR
-#define RCUWB_SRCDIR "."
-#endif
-
 #ifndef RCUWB_VERSION
 #define RCUWB_VERSION "0.1"
 #endif
@@ -66,7 +62,11 @@ static void usage(FILE *out)
 		"  -d, --db PATH     results database (default $RCUWB_DB or results/rcuwb.db)\n"
 		"  -c, --connect URI libvirt URI (default qemu:///system)\n"
 		"  -V, --version     print the version\n"
-		"  -h, --help        this text; 'rcuwb COMMAND --help' for a command\n");
+		"  -h, --help        this text; 'rcuwb COMMAND --help' for a command\n"
+		"\n"
+		"Data (stats/, perf-configs/, VMs/, build/, kernel-changes/): $RCUWB_DATADIR,\n"
+		"else the checkout the binary is in, else PREFIX/share/rcuwb (make install):\n"
+		"  %s\n", data_dir() ? data_dir() : last_err());
 }
 
 static int do_help(int argc, char **argv)
@@ -104,13 +104,17 @@ void print_usage(const char *text)
 int run_rscript(const char *script, int argc, char **argv, const char *const *extra, int nextra)
 {
 	char path[4096];
-	const char **args = calloc((size_t)(argc + nextra + 8), sizeof(*args));
+	const char *dir = data_dir();
+	const char **args;
 	int i, n = 0, status;
 	sqlite3 *db;
 
+	if (!dir)
+		return -1;
+	args = calloc((size_t)(argc + nextra + 8), sizeof(*args));
 	if (!args)
 		return set_err("out of memory");
-	snprintf(path, sizeof(path), "%s/stats/%s", RCUWB_SRCDIR, script);
+	snprintf(path, sizeof(path), "%s/stats/%s", dir, script);
 	args[n++] = "Rscript";
 	args[n++] = path;
 	args[n++] = "--db";
