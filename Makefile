@@ -176,7 +176,17 @@ FUZZ_TIME ?= 120
 fuzz: deps
 	@$(MAKE) -s -C runner fuzz FUZZ_TIME=$(FUZZ_TIME)
 
+# rcuwb and its data (R statistics, matrices, domain template, kernel build
+# scripts) under PREFIX (default /usr/local): PREFIX/bin/rcuwb runs from any
+# directory.  Needs the runner's build dependencies, not root (unless PREFIX
+# is a system directory).
+install:
+	@$(MAKE) -s -C runner install
+
+uninstall:
+	@$(MAKE) -s -C runner uninstall
+
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench compare midboot report gate-calibration holdoff emulator sidebyside gpsperboot results check check-unit fuzz clean
+.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench compare midboot report gate-calibration holdoff emulator sidebyside gpsperboot results check check-unit fuzz install uninstall clean
