@@ -97,7 +97,12 @@ int bad_usage(const char *cmd)
 
 void print_usage(const char *text)
 {
-	fputs(text, stdout);
+	/* the texts are written as printf formats without arguments: "%%" is one '%' */
+	for (; *text; text++) {
+		if (text[0] == '%' && text[1] == '%')
+			text++;
+		putchar(*text);
+	}
 }
 
 /* Run Rscript on stats/SCRIPT with the database and the caller's options. */
