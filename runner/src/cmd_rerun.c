@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "session.h"
 #include "cli.h"
 #include "common.h"
 #include "db.h"

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "bench.h"
+#include "session.h"
 #include "cli.h"
 #include "common.h"
 #include "db.h"

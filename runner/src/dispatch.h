@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bench.h"
+#include "session.h"
 #include "kernel.h"
 #include "matrix.h"
 #include "pulock.h"

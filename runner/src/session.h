@@ -1,6 +1,6 @@
-/* bench.h: a runner session: its hosts and results database, shared by its runs; per-run report lines. */
-#ifndef RCUWB_BENCH_H
-#define RCUWB_BENCH_H
+/* session.h: a runner session: its hosts and results database, shared by its runs; per-run report lines. */
+#ifndef RCUWB_SESSION_H
+#define RCUWB_SESSION_H
 
 #include "hosts.h"
 #include "job.h"

@@ -1,6 +1,6 @@
-/* bench.c: a runner session and its per-run report lines. */
+/* session.c: a runner session and its per-run report lines. */
 #define _GNU_SOURCE
-#include "bench.h"
+#include "session.h"
 
 #include <libgen.h>
 #include <stdio.h>
