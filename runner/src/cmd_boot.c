@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runline.h"
 #include "session.h"
 #include "cli.h"
 #include "common.h"
@@ -198,7 +199,7 @@ int do_boot(int argc, char **argv)
 			j.spec.rep = db_next_rep(b.db, j.spec.matrix, j.env.cell, k.variant);
 			ret = job_run(&b, &j);
 			if (ret == 0)
-				bench_report_run(&j, ++idx, total);
+				runline_print(&j, ++idx, total);
 			else
 				failed++;
 			job_free(&j);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runline.h"
 #include "session.h"
 #include "cli.h"
 #include "common.h"
@@ -101,7 +102,7 @@ int do_rerun(int argc, char **argv)
 		ret = hv_wait(&j.host->hv, 1);
 	}
 	if (ret == 0 && (ret = job_finish(&b, &j)) == 0)
-		bench_report_run(&j, 1, 1);
+		runline_print(&j, 1, 1);
 	job_free(&j);
 	bench_close(&b);
 out:

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "runline.h"
 
 enum { RS_PENDING, RS_RUNNING, RS_DONE };
 
@@ -217,7 +218,7 @@ static void reap(struct dispatch *d)
 			d->state[s->run] = RS_DONE;
 		}
 		dispatch_clear_progress();
-		bench_report_run(&s->job, d->done, (int)d->n + d->requeued);
+		runline_print(&s->job, d->done, (int)d->n + d->requeued);
 		if (d->state[s->run] == RS_PENDING)
 			info("rcuwb: run %lld went down with host %s: it runs again\n",
 			     (long long)s->job.id, h->info.name);

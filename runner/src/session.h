@@ -1,4 +1,4 @@
-/* session.h: a runner session: its hosts and results database, shared by its runs; per-run report lines. */
+/* session.h: a runner session: its hosts and results database, shared by its runs. */
 #ifndef RCUWB_SESSION_H
 #define RCUWB_SESSION_H
 
@@ -20,7 +20,4 @@ int bench_host_ready(struct bench *b, struct vmhost *h, const struct kernel_buil
 void bench_close(struct bench *b);
 /* Ctrl-C or SIGTERM reached the runner. */
 bool bench_interrupted(const struct bench *b);
-/* One line per finished run (or a JSON object with --json). */
-void bench_report_run(const struct job *j, int idx, int total);
-
 #endif
