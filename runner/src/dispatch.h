@@ -12,7 +12,7 @@
 
 struct dispatch {
 	/* set by the caller */
-	struct bench *b;
+	struct session *sess;
 	const struct matrix *m;
 	const struct planned_run *runs;
 	size_t n;

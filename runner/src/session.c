@@ -13,18 +13,18 @@
 #include "vmhost.h"
 
 /* A host is up: identity, placement, accelerator (again after an outage: only what it lacks). */
-int bench_host_ready(struct bench *b, struct vmhost *h, const struct kernel_build *k, const char *accel,
-		     struct pulocks *locks)
+int session_host_ready(struct session *sess, struct vmhost *h, const struct kernel_build *k, const char *accel,
+		       struct pulocks *locks)
 {
 	char qemu[16], libvirt[16];
 
 	if (h->ready)
 		return 0;
-	if (vmhost_setup(h, locks) < 0 || accel_choose(b, h, k, accel) < 0) {
+	if (vmhost_setup(h, locks) < 0 || accel_choose(sess, h, k, accel) < 0) {
 		h->ready = false;
 		return set_err("host %s: %s", h->spec.label[0] ? h->spec.label : h->spec.uri, last_err());
 	}
-	vmhost_link_same_machine(h, b->hosts, b->nhosts);
+	vmhost_link_same_machine(h, sess->hosts, sess->nhosts);
 	hv_version_str(h->hv.qemu_version, qemu);
 	hv_version_str(h->hv.libvirt_version, libvirt);
 	info("rcuwb: host %s (%s): %s guests, %u PUs (%u for guests), %u NUMA node(s), QEMU %s, libvirt %s%s\n",
@@ -33,30 +33,30 @@ int bench_host_ready(struct bench *b, struct vmhost *h, const struct kernel_buil
 	return 0;
 }
 
-int bench_open(struct bench *b, const struct hosts *hs, const struct kernel_build *k, const char *accel,
-	       struct pulocks *locks)
+int session_open(struct session *sess, const struct hosts *hs, const struct kernel_build *k, const char *accel,
+		 struct pulocks *locks)
 {
 	char dbdir[PATH_MAX];
 	bool fleet = hs->path[0] != '\0';
 	int i, up = 0;
 
 	snprintf(dbdir, sizeof(dbdir), "%s", opt_db);
-	snprintf(b->results_dir, sizeof(b->results_dir), "%s", dirname(dbdir));
-	if (mkdir_p(b->results_dir) < 0 || db_open(opt_db, &b->db) < 0)
+	snprintf(sess->results_dir, sizeof(sess->results_dir), "%s", dirname(dbdir));
+	if (mkdir_p(sess->results_dir) < 0 || db_open(opt_db, &sess->db) < 0)
 		return -1;
-	b->hosts = calloc((size_t)hs->n, sizeof(*b->hosts));
-	if (!b->hosts)
+	sess->hosts = calloc((size_t)hs->n, sizeof(*sess->hosts));
+	if (!sess->hosts)
 		return set_err("out of memory");
 	for (i = 0; i < hs->n; i++) {
-		struct vmhost *h = &b->hosts[i];
+		struct vmhost *h = &sess->hosts[i];
 
-		/* the bench owns it from here: bench_close() closes what was opened */
-		b->nhosts = i + 1;
+		/* the session owns it from here: session_close() closes what was opened */
+		sess->nhosts = i + 1;
 		if (vmhost_open(h, &hs->h[i], i, fleet) < 0)
 			return -1;
 		if (h->hv.lost)
 			continue;	/* a fleet host down at the start: it joins when it is back */
-		if (bench_host_ready(b, h, k, accel, locks) < 0) {
+		if (session_host_ready(sess, h, k, accel, locks) < 0) {
 			if (!fleet)
 				return -1;
 			info("rcuwb: %s: left out of this matrix\n", last_err());
@@ -71,26 +71,26 @@ int bench_open(struct bench *b, const struct hosts *hs, const struct kernel_buil
 	return 0;
 }
 
-bool bench_interrupted(const struct bench *b)
+bool session_interrupted(const struct session *sess)
 {
 	int i;
 
-	for (i = 0; i < b->nhosts; i++)
-		if (b->hosts[i].hv.interrupted)
+	for (i = 0; i < sess->nhosts; i++)
+		if (sess->hosts[i].hv.interrupted)
 			return true;
 	return false;
 }
 
-void bench_close(struct bench *b)
+void session_close(struct session *sess)
 {
 	int i;
 
-	for (i = 0; i < b->nhosts; i++)
-		vmhost_close(&b->hosts[i]);
-	free(b->hosts);
-	b->hosts = NULL;
-	b->nhosts = 0;
-	if (b->db)
-		db_close(b->db);
-	b->db = NULL;
+	for (i = 0; i < sess->nhosts; i++)
+		vmhost_close(&sess->hosts[i]);
+	free(sess->hosts);
+	sess->hosts = NULL;
+	sess->nhosts = 0;
+	if (sess->db)
+		db_close(sess->db);
+	sess->db = NULL;
 }
