@@ -168,7 +168,7 @@ check: deps libvirt runner initramfs
 # fuzzers' seeds and past findings, the R tests; a test that needs the
 # kernel tree skips without it).  make check still runs everything.
 check-unit: runner
-	@env -u RCUWB_CACHE SUITES="unit fuzz-regress stats" tests/check.sh runner/obj/check-unit.log
+	@env -u RCUWB_CACHE SUITES="unit install fuzz-regress stats" tests/check.sh runner/obj/check-unit.log
 
 # libFuzzer on the parsers (console, probe lines, matrix, schedule, variant
 # and series files): FUZZ_TIME seconds each; findings in runner/obj/fuzz/.
@@ -176,7 +176,17 @@ FUZZ_TIME ?= 120
 fuzz: deps
 	@$(MAKE) -s -C runner fuzz FUZZ_TIME=$(FUZZ_TIME)
 
+# rcuwb and its data (R statistics, matrices, domain template, kernel build
+# scripts) under PREFIX (default /usr/local): PREFIX/bin/rcuwb runs from any
+# directory.  Needs the runner's build dependencies, not root (unless PREFIX
+# is a system directory).
+install:
+	@$(MAKE) -s -C runner install
+
+uninstall:
+	@$(MAKE) -s -C runner uninstall
+
 clean:
 	$(MAKE) -C runner clean
 
-.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench compare midboot report gate-calibration holdoff emulator sidebyside gpsperboot results check check-unit fuzz clean
+.PHONY: all deps libvirt tree tree-git kernel initramfs runner bench compare midboot report gate-calibration holdoff emulator sidebyside gpsperboot results check check-unit fuzz install uninstall clean

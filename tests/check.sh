@@ -30,6 +30,7 @@ kernels() {
 # are built first, the kernel trees with them, which the tree suites use)
 suites=(
 	"unit          no  make -s -C runner unit"
+	"install       no  runner/tests/install.sh"
 	"unit-san      no  make -s -C runner unit-san"
 	"fuzz-regress  no  make -s -C runner fuzz-regress"
 	"roundtrip     no  kernel-changes/tests/roundtrip.sh"

@@ -21,6 +21,7 @@ static inline const char *fuzz_file(const char *name, const uint8_t *data, size_
 	static char path[128];
 	int fd;
 
+	setenv("RCUWB_DATADIR", RCUWB_SRCDIR, 0);	/* the checkout's perf-configs/ (the harness is in obj/fuzz) */
 	snprintf(path, sizeof(path), "/tmp/rcuwb-fuzz-%d", (int)getpid());
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "/tmp/rcuwb-fuzz-%d/%s", (int)getpid(), name);

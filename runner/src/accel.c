@@ -72,10 +72,10 @@ static void store_verdict(struct vmhost *h, const char *path, int kvm)
  * stage it, was interrupted, or lost the host): not a verdict to keep.
  * Its cleanup is the one every run has (job_finish()).
  */
-static int kvm_boots(struct bench *b, struct vmhost *h, const struct kernel_build *k)
+static int kvm_boots(struct session *sess, struct vmhost *h, const struct kernel_build *k)
 {
 	const char *t = getenv("RCUWB_KVM_PROBE_TIMEOUT");
-	struct bench probe = *b;
+	struct session probe = *sess;
 	struct job j = { 0 };
 	int ran, v;
 
@@ -90,7 +90,7 @@ static int kvm_boots(struct bench *b, struct vmhost *h, const struct kernel_buil
 	j.spec.timeout_s = t ? atoi(t) : 20;
 	info("rcuwb: trying a guest under KVM (up to %d s)...\n", j.spec.timeout_s);
 	ran = job_run(&probe, &j);
-	b->seq = probe.seq;
+	sess->seq = probe.seq;
 	h->kvm = false;
 	if (ran < 0 && j.guest.end != END_START_FAILED)
 		v = set_err("the KVM trial guest could not be started: %s", last_err());
@@ -117,7 +117,7 @@ static bool local_kvm_opens(void)
 	return true;
 }
 
-int accel_choose(struct bench *b, struct vmhost *h, const struct kernel_build *k, const char *mode)
+int accel_choose(struct session *sess, struct vmhost *h, const struct kernel_build *k, const char *mode)
 {
 	char path[PATH_MAX + 40];
 	int v;
@@ -136,12 +136,12 @@ int accel_choose(struct bench *b, struct vmhost *h, const struct kernel_build *k
 	if ((!h->remote && !local_kvm_opens()) || !hv_has_kvm(&h->hv))
 		return 0;
 	if (h->remote)
-		snprintf(path, sizeof(path), "%s/accel-probe.host%d", b->results_dir, h->idx);
+		snprintf(path, sizeof(path), "%s/accel-probe.host%d", sess->results_dir, h->idx);
 	else
-		snprintf(path, sizeof(path), "%s/accel-probe", b->results_dir);
+		snprintf(path, sizeof(path), "%s/accel-probe", sess->results_dir);
 	v = cached_verdict(h, path);
 	if (v < 0) {
-		v = kvm_boots(b, h, k);
+		v = kvm_boots(sess, h, k);
 		if (v < 0)
 			return -1;
 		store_verdict(h, path, v);

@@ -2,7 +2,7 @@
 #ifndef RCUWB_ACCEL_H
 #define RCUWB_ACCEL_H
 
-#include "job.h"
+#include "session.h"
 
 /*
  * mode "kvm", "tcg" or "auto".  auto boots a real guest under KVM (short
@@ -11,6 +11,6 @@
  * The verdict is cached in results_dir: for the local host per boot and QEMU
  * version, for a remote one per URI, host name and QEMU version.
  */
-int accel_choose(struct bench *b, struct vmhost *h, const struct kernel_build *k, const char *mode);
+int accel_choose(struct session *sess, struct vmhost *h, const struct kernel_build *k, const char *mode);
 
 #endif

@@ -1,4 +1,4 @@
-/* cli.h: the subcommands of rcuwb and the option helpers they share. */
+/* cli.h: the subcommands of rcuwb (main.c's table, one cmd_NAME.c each) and the helpers they share. */
 #ifndef RCUWB_CLI_H
 #define RCUWB_CLI_H
 
@@ -34,5 +34,12 @@ int parse_int(const char *opt, const char *val, int min, int max, int *out);
 int bad_usage(const char *cmd);
 /* Help text of a subcommand on stdout. */
 void print_usage(const char *text);
+/* -h or --help among a subcommand's arguments (those that pass options through to R). */
+bool wants_help(int argc, char **argv);
+/*
+ * Rscript stats/SCRIPT --db DB EXTRA... ARGV[1..]: the R commands (report,
+ * gate, history); the script's exit code, or -1 with set_err().
+ */
+int run_rscript(const char *script, int argc, char **argv, const char *const *extra, int nextra);
 
 #endif

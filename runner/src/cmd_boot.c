@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "runline.h"
+#include "session.h"
 #include "cli.h"
 #include "common.h"
 #include "db.h"
@@ -160,7 +161,7 @@ int do_boot(int argc, char **argv)
 {
 	struct boot_opts o = { .variant = "stock", .kconfig = KCONFIG_DEFAULT, .accel = "auto", .vcpus = 2, .mem = 512,
 			       .reps = 1, .gp_normal = true };
-	struct bench b = { 0 };
+	struct session sess = { 0 };
 	struct hosts hs;
 	struct kernel_build k;
 	int ret, rep, m, idx = 0, total, failed = 0;
@@ -181,24 +182,24 @@ int do_boot(int argc, char **argv)
 	o.proto.kernel = &k;
 	snprintf(o.proto.kconfig, sizeof(o.proto.kconfig), "%s", k.kconfig);
 	hosts_single(&hs, opt_uri);
-	if (bench_open(&b, &hs, &k, o.accel, NULL) < 0) {
-		bench_close(&b);
+	if (session_open(&sess, &hs, &k, o.accel, NULL) < 0) {
+		session_close(&sess);
 		kernel_free(&k);
 		return -1;
 	}
 	total = o.reps * (o.proto.kind == RUN_RCUSCALE ? o.gp_normal + o.gp_exp : 1);
-	for (rep = 0; rep < o.reps && !bench_interrupted(&b); rep++) {
-		for (m = 0; m < 2 && !bench_interrupted(&b); m++) {
+	for (rep = 0; rep < o.reps && !session_interrupted(&sess); rep++) {
+		for (m = 0; m < 2 && !session_interrupted(&sess); m++) {
 			struct job j = { .spec = o.proto };
 
 			if (o.proto.kind == RUN_RCUSCALE ? !(m ? o.gp_exp : o.gp_normal) : m)
 				continue;
 			j.spec.gp = m ? GP_EXPEDITED : GP_NORMAL;
 			run_cell_key(&j.spec, j.env.cell, sizeof(j.env.cell));
-			j.spec.rep = db_next_rep(b.db, j.spec.matrix, j.env.cell, k.variant);
-			ret = job_run(&b, &j);
+			j.spec.rep = db_next_rep(sess.db, j.spec.matrix, j.env.cell, k.variant);
+			ret = job_run(&sess, &j);
 			if (ret == 0)
-				bench_report_run(&j, ++idx, total);
+				runline_print(&j, ++idx, total);
 			else
 				failed++;
 			job_free(&j);
@@ -208,9 +209,9 @@ int do_boot(int argc, char **argv)
 		if (ret < 0)
 			break;
 	}
-	if (bench_interrupted(&b))
+	if (session_interrupted(&sess))
 		set_err("interrupted after %d of %d runs; the finished runs are stored in %s", idx, total, opt_db);
-	bench_close(&b);
+	session_close(&sess);
 	kernel_free(&k);
-	return ret < 0 || bench_interrupted(&b) || failed ? -1 : 0;
+	return ret < 0 || session_interrupted(&sess) || failed ? -1 : 0;
 }

@@ -40,7 +40,8 @@ static const char compare_help[] =
 	"the other side's source and patches), or REPO@REV (a git revision of a\n"
 	"kernel tree).  REPO@REV alone compares it with its first parent.\n"
 	"\n"
-	"  -m, --matrix FILE    the cells (default perf-configs/compare.yaml)\n"
+	"  -m, --matrix FILE    the cells (default perf-configs/compare.yaml in the data\n"
+	"                       directory that 'rcuwb --help' names)\n"
 	"      --cell CELL      only this cell (a name 'rcuwb run -n FILE' prints)\n"
 	"  -t, --threshold P    the slowdown to rule out or show (default 10%%; 1%%-100%%)\n"
 	"      --batch N        runs a side added to a cell per look (default 4)\n"
@@ -55,6 +56,7 @@ static const char compare_help[] =
 
 struct compare {
 	const char *matrix_path, *only_cell, *name_opt;
+	char default_matrix[PATH_MAX];	/* DATADIR/perf-configs/compare.yaml */
 	char threshold[16];
 	struct side base, cand;
 	struct matrix m;
@@ -64,7 +66,7 @@ struct compare {
 	struct seqrun sq;		/* the looks */
 };
 
-/* "10%" or "0.1": the threshold as gate.R takes it ("10%"); 1% to 100%. */
+/* "10%" or "0.1": the threshold as rcuwb-gate.R takes it ("10%"); 1% to 100%. */
 static int parse_threshold(const char *v, char *out, size_t cap)
 {
 	char *end;
@@ -106,7 +108,6 @@ static int parse_opts(int argc, char **argv, struct compare *c)
 	};
 	int o, ret = 0;
 
-	c->matrix_path = RCUWB_SRCDIR "/perf-configs/compare.yaml";
 	snprintf(c->threshold, sizeof(c->threshold), "10%%");
 	c->sq.batch = 4;
 	c->sq.max_runs = 40;
@@ -129,6 +130,12 @@ static int parse_opts(int argc, char **argv, struct compare *c)
 	}
 	if (ret)
 		return ret;
+	if (!c->matrix_path) {
+		if (!data_dir() || path_fmt(c->default_matrix, sizeof(c->default_matrix), "%s/perf-configs/compare.yaml",
+					     data_dir()) < 0)
+			return -1;
+		c->matrix_path = c->default_matrix;
+	}
 	if (c->sq.batch > c->sq.max_runs)
 		return set_err("--batch %d is more than --max-runs %d", c->sq.batch, c->sq.max_runs);
 	if ((c->sq.max_runs + c->sq.batch - 1) / c->sq.batch > 19)

@@ -344,7 +344,9 @@ static int history_stage(struct round *r)
 	struct history_args b;
 	int rc, n = 15;
 
-	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, RCUWB_SRCDIR, "history.R");
+	if (!data_dir())
+		return -1;
+	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, data_dir(), "history.R");
 	if (path_fmt(json, sizeof(json), "%s/history.json", r->dir) < 0 ||
 	    path_fmt(out, sizeof(out), "%s/schedules/%s/dashboard", cache_dir(), r->s.name) < 0)
 		return -1;

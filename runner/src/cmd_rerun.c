@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "runline.h"
+#include "session.h"
 #include "cli.h"
 #include "common.h"
 #include "db.h"
@@ -63,7 +64,7 @@ int do_rerun(int argc, char **argv)
 	struct buf xml = { 0 }, cmdline = { 0 };
 	struct stored_run r;
 	struct kernel_build k = { 0 };
-	struct bench b = { 0 };
+	struct session sess = { 0 };
 	struct hosts hs;
 	struct job j = { 0 };
 	int c, id, timeout = 300, ret = -1;
@@ -93,17 +94,17 @@ int do_rerun(int argc, char **argv)
 	j.xml_again = xml.data;
 	j.env.rerun_of = id;
 	hosts_single(&hs, opt_uri);
-	ret = bench_open(&b, &hs, &k, "auto", NULL);
-	if (ret == 0 && job_start(&b, &j) < 0 && j.guest.end != END_START_FAILED)
+	ret = session_open(&sess, &hs, &k, "auto", NULL);
+	if (ret == 0 && job_start(&sess, &j) < 0 && j.guest.end != END_START_FAILED)
 		ret = -1;
 	if (ret == 0) {
 		snprintf(j.env.cmdline, sizeof(j.env.cmdline), "%s", cmdline.data);
 		ret = hv_wait(&j.host->hv, 1);
 	}
-	if (ret == 0 && (ret = job_finish(&b, &j)) == 0)
-		bench_report_run(&j, 1, 1);
+	if (ret == 0 && (ret = job_finish(&sess, &j)) == 0)
+		runline_print(&j, 1, 1);
 	job_free(&j);
-	bench_close(&b);
+	session_close(&sess);
 out:
 	kernel_free(&k);
 	buf_free(&xml);

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "bench.h"
+#include "session.h"
 #include "cli.h"
 #include "common.h"
 #include "db.h"
@@ -290,7 +290,7 @@ int do_run(int argc, char **argv)
 	struct kernel_build *kernels = NULL;
 	struct planned_run *runs = NULL;
 	struct dispatch d = { 0 };
-	struct bench b = { 0 };
+	struct session sess = { 0 };
 	struct pulocks locks;
 	struct hosts hs;
 	struct matrix m;
@@ -336,15 +336,15 @@ int do_run(int argc, char **argv)
 	if (pulock_init(&locks) < 0)
 		goto out_err;
 	locked = true;
-	if (bench_open(&b, &hs, &kernels[0], o.accel, &locks) < 0)
+	if (session_open(&sess, &hs, &kernels[0], o.accel, &locks) < 0)
 		goto out_close;
-	n = select_runs(b.db, &m, runs, n, o.resume);
-	d = (struct dispatch){ .b = &b, .m = &m, .runs = runs, .n = n, .kernels = kernels, .jobs = o.jobs,
+	n = select_runs(sess.db, &m, runs, n, o.resume);
+	d = (struct dispatch){ .sess = &sess, .m = &m, .runs = runs, .n = n, .kernels = kernels, .jobs = o.jobs,
 			       .fleet = hs.path[0] != '\0', .accel = o.accel, .locks = &locks };
-	info("rcuwb: matrix %s: %zu runs, seed %llu, on %d host(s)\n", m.name, n, m.seed, b.nhosts);
+	info("rcuwb: matrix %s: %zu runs, seed %llu, on %d host(s)\n", m.name, n, m.seed, sess.nhosts);
 	ret = dispatch_run(&d);
 	dispatch_clear_progress();
-	if (ret == 0 && bench_interrupted(&b))
+	if (ret == 0 && session_interrupted(&sess))
 		ret = set_err("interrupted: %d of %zu runs stored in %s; continue with: rcuwb run --resume %s",
 			      d.done, n, opt_db, o.path);
 	else if (ret == 0 && d.errors)
@@ -354,13 +354,13 @@ int do_run(int argc, char **argv)
 		info("rcuwb: matrix %s: %d runs, %d not ok%s, in %.0f s\n", m.name, d.done, d.failed,
 		     d.requeued ? " (host-failed runs and their repeats included)" : "", now_s() - d.t0);
 	dispatch_free(&d);
-	bench_close(&b);
+	session_close(&sess);
 	pulock_fini(&locks);
 	free_kernels(&m, kernels);
 	free(runs);
 	return ret;
 out_close:
-	bench_close(&b);
+	session_close(&sess);
 	if (locked)
 		pulock_fini(&locks);
 out_err:

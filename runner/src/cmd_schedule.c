@@ -120,7 +120,7 @@ static int abs_db(char *out, size_t cap)
 
 struct unit_paths {
 	char service[PATH_MAX], timer[PATH_MAX];
-	char self[PATH_MAX], db[PATH_MAX], cache[PATH_MAX], sched[PATH_MAX];
+	char self[PATH_MAX], db[PATH_MAX], cache[PATH_MAX], sched[PATH_MAX], data[PATH_MAX];
 };
 
 static int unit_paths(struct sched_opts *o, const struct schedule *s, struct unit_paths *u)
@@ -128,12 +128,13 @@ static int unit_paths(struct sched_opts *o, const struct schedule *s, struct uni
 	if (path_fmt(u->service, sizeof(u->service), "%s/rcuwb-nightly-%s.service", o->dir, s->name) < 0 ||
 	    path_fmt(u->timer, sizeof(u->timer), "%s/rcuwb-nightly-%s.timer", o->dir, s->name) < 0 ||
 	    abs_path(proc_self(), u->self, sizeof(u->self)) < 0 || abs_db(u->db, sizeof(u->db)) < 0 ||
-	    abs_path(s->path, u->sched, sizeof(u->sched)) < 0)
+	    abs_path(s->path, u->sched, sizeof(u->sched)) < 0 || !data_dir() ||
+	    abs_path(data_dir(), u->data, sizeof(u->data)) < 0)
 		return -1;
 	if (mkdir_p(cache_dir()) < 0 || abs_path(cache_dir(), u->cache, sizeof(u->cache)) < 0)
 		return -1;
 	{
-		const char *p[] = { u->self, u->db, u->sched, u->cache, RCUWB_SRCDIR, opt_uri };
+		const char *p[] = { u->self, u->db, u->sched, u->cache, u->data, opt_uri };
 		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(p); i++)
@@ -164,7 +165,7 @@ static int write_units(struct sched_opts *o, const struct schedule *s, const str
 		   "ExecStart=%s -d %s -c %s nightly --wait %s\n"
 		   "SuccessExitStatus=1 3\n"
 		   "TimeoutStartSec=infinity\n",
-		   s->name, s->name, RCUWB_SRCDIR, RCUWB_SRCDIR, u->cache, u->self, u->db, opt_uri, u->sched);
+		   s->name, s->name, u->data, u->data, u->cache, u->self, u->db, opt_uri, u->sched);
 	buf_printf(&tmr,
 		   "# Written by rcuwb schedule install: when schedule %s runs.\n"
 		   "[Unit]\n"
@@ -202,7 +203,7 @@ static int install(struct sched_opts *o)
 	ret = unit_paths(o, &s, &u);
 	if (!ret && o->cron) {
 		printf("%d %d * * * cd %s && RCUWB_CACHE=%s %s -d %s -c %s nightly --wait %s >> %s/nightly-%s.log 2>&1\n",
-		       o->minute, o->hour, RCUWB_SRCDIR, u.cache, u.self, u.db, opt_uri, u.sched, u.cache, s.name);
+		       o->minute, o->hour, u.data, u.cache, u.self, u.db, opt_uri, u.sched, u.cache, s.name);
 	} else if (!ret && (ret = write_units(o, &s, &u)) == 0) {
 		if (json_output) {
 			printf("{\"service\": \"%s\", \"timer\": \"%s\"}\n", u.service, u.timer);

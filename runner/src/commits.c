@@ -211,7 +211,9 @@ int commit_gate(const char *baseline, const char *candidate, const char *name, c
 				 candidate, "--matrix", name };
 	int n = 10;
 
-	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, RCUWB_SRCDIR, "gate.R");
+	if (!data_dir())
+		return -1;
+	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, data_dir(), "gate.R");
 	while (extra && *extra && n < 34)
 		argv[n++] = *extra++;
 	if (json) {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,44 @@ int path_fmt(char *out, size_t cap, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= cap)
 		return set_err("path too long: %s...", out);
 	return 0;
+}
+
+/* BINDIR/REL canonical into out when it holds stats/ and perf-configs/ (rcuwb's data). */
+static bool holds_data(const char *bindir, const char *rel, char *out)
+{
+	char cand[PATH_MAX], sub[PATH_MAX + 16];
+
+	if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", bindir, rel) >= sizeof(cand) || !realpath(cand, out))
+		return false;
+	snprintf(sub, sizeof(sub), "%s/stats", out);
+	if (access(sub, R_OK | X_OK))
+		return false;
+	snprintf(sub, sizeof(sub), "%s/perf-configs", out);
+	return access(sub, R_OK | X_OK) == 0;
+}
+
+const char *data_dir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], *slash;
+	const char *env = getenv("RCUWB_DATADIR");
+
+	if (env && *env) {
+		if (access(env, R_OK | X_OK))
+			return set_err("RCUWB_DATADIR=%s: %s", env, strerror(errno)), NULL;
+		snprintf(dir, sizeof(dir), "%s", env);
+		return dir;
+	}
+	if (!realpath("/proc/self/exe", exe))
+		return set_err("no rcuwb data directory: /proc/self/exe: %s (set RCUWB_DATADIR)", strerror(errno)), NULL;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	if (holds_data(exe, "..", dir) || holds_data(exe, "../share/rcuwb", dir))
+		return dir;
+	set_err("no rcuwb data directory: RCUWB_DATADIR is unset and neither %s/.. (a checkout) nor "
+		"%s/../share/rcuwb (an install) holds stats/ and perf-configs/", exe, exe);
+	return NULL;
 }
 
 int read_file(const char *path, struct buf *out)

@@ -36,6 +36,14 @@ void buf_free(struct buf *b);
 /* snprintf into a path buffer; -1 with set_err() when it does not fit. */
 int path_fmt(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * rcuwb's data (stats/, perf-configs/, VMs/, build/, kernel-changes/):
+ * $RCUWB_DATADIR if set, else the checkout the binary sits in
+ * (BINDIR/.., the binary being runner/rcuwb), else the install layout
+ * (BINDIR/../share/rcuwb).  NULL with set_err() naming where it looked.
+ */
+const char *data_dir(void);
+
 /* Whole file into a NUL-terminated buffer; -1 with set_err() on failure. */
 int read_file(const char *path, struct buf *out);
 int write_file(const char *path, const void *data, size_t len);

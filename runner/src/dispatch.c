@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "runline.h"
 
 enum { RS_PENDING, RS_RUNNING, RS_DONE };
 
@@ -86,7 +87,7 @@ static void release_down(struct dispatch *d)
 	for (i = 0; i < d->n; i++) {
 		int h = d->owner[i];
 
-		if (h >= 0 && d->state[i] == RS_PENDING && d->b->hosts[h].hv.gone)
+		if (h >= 0 && d->state[i] == RS_PENDING && d->sess->hosts[h].hv.gone)
 			d->owner[i] = -1;
 	}
 }
@@ -133,7 +134,7 @@ static int start_one(struct dispatch *d, struct vmhost *h, size_t i)
 	}
 	d->state[i] = RS_RUNNING;
 	d->host_running[h->idx]++;
-	if (job_start(d->b, &s->job) < 0 && s->job.guest.end != END_START_FAILED &&
+	if (job_start(d->sess, &s->job) < 0 && s->job.guest.end != END_START_FAILED &&
 	    !s->job.guest.lost_with_conn) {
 		bool host_went = !vmhost_usable(h);
 
@@ -160,8 +161,8 @@ static int fill_hosts(struct dispatch *d, bool *started)
 	int hi;
 
 	*started = false;
-	for (hi = 0; hi < d->b->nhosts && !d->errors; hi++) {
-		struct vmhost *h = &d->b->hosts[hi];
+	for (hi = 0; hi < d->sess->nhosts && !d->errors; hi++) {
+		struct vmhost *h = &d->sess->hosts[hi];
 
 		while (vmhost_usable(h) && d->host_running[hi] < host_cap(d, h)) {
 			long i = next_run(d, hi);
@@ -198,7 +199,7 @@ static void reap(struct dispatch *d)
 			d->active[k++] = s;
 			continue;
 		}
-		if (job_finish(d->b, &s->job) < 0) {
+		if (job_finish(d->sess, &s->job) < 0) {
 			dispatch_clear_progress();
 			info("rcuwb: %s\n", last_err());
 			d->errors++;
@@ -217,7 +218,7 @@ static void reap(struct dispatch *d)
 			d->state[s->run] = RS_DONE;
 		}
 		dispatch_clear_progress();
-		bench_report_run(&s->job, d->done, (int)d->n + d->requeued);
+		runline_print(&s->job, d->done, (int)d->n + d->requeued);
 		if (d->state[s->run] == RS_PENDING)
 			info("rcuwb: run %lld went down with host %s: it runs again\n",
 			     (long long)s->job.id, h->info.name);
@@ -243,12 +244,12 @@ static void join_hosts(struct dispatch *d)
 {
 	int i;
 
-	for (i = 0; i < d->b->nhosts; i++) {
-		struct vmhost *h = &d->b->hosts[i];
+	for (i = 0; i < d->sess->nhosts; i++) {
+		struct vmhost *h = &d->sess->hosts[i];
 
 		if (h->ready || !h->hv.conn || h->hv.lost || h->hv.gone || h->hv.interrupted)
 			continue;
-		if (bench_host_ready(d->b, h, &d->kernels[0], d->accel, d->locks) < 0) {
+		if (session_host_ready(d->sess, h, &d->kernels[0], d->accel, d->locks) < 0) {
 			info("rcuwb: %s: left out of this matrix\n", last_err());
 			h->hv.gone = true;
 		}
@@ -260,9 +261,9 @@ static int longest_reconnect(const struct dispatch *d)
 {
 	int i, s = 0;
 
-	for (i = 0; i < d->b->nhosts; i++)
-		if (d->b->hosts[i].hv.reconnect_s > s)
-			s = d->b->hosts[i].hv.reconnect_s;
+	for (i = 0; i < d->sess->nhosts; i++)
+		if (d->sess->hosts[i].hv.reconnect_s > s)
+			s = d->sess->hosts[i].hv.reconnect_s;
 	return s;
 }
 
@@ -272,26 +273,26 @@ static int idle_wait(struct dispatch *d, bool *told)
 	struct vmhost *any = NULL;
 	int i;
 
-	for (i = 0; i < d->b->nhosts; i++)
-		if (vmhost_usable(&d->b->hosts[i]))
-			any = &d->b->hosts[i];
+	for (i = 0; i < d->sess->nhosts; i++)
+		if (vmhost_usable(&d->sess->hosts[i]))
+			any = &d->sess->hosts[i];
 	if (!any) {
 		if (!d->down_since)
 			d->down_since = now_s();
-		if (!d->fleet && d->b->hosts[0].hv.gone)
+		if (!d->fleet && d->sess->hosts[0].hv.gone)
 			return set_err("libvirt at %s did not come back within %d s: %d of %zu runs stored; "
-				       "continue with: rcuwb run --resume", d->b->hosts[0].hv.uri,
-				       d->b->hosts[0].hv.reconnect_s, d->done, d->n);
+				       "continue with: rcuwb run --resume", d->sess->hosts[0].hv.uri,
+				       d->sess->hosts[0].hv.reconnect_s, d->done, d->n);
 		if (now_s() - d->down_since > longest_reconnect(d))
 			return set_err("no host came back within %d s: %d runs stored, %zu planned; "
 				       "continue with: rcuwb run --resume", longest_reconnect(d), d->done, d->n);
-		return hv_sleep(&d->b->hosts[0].hv, 500);
+		return hv_sleep(&d->sess->hosts[0].hv, 500);
 	}
 	d->down_since = 0;
-	for (i = 0; i < d->b->nhosts && !*told; i++)
-		if (d->b->hosts[i].hv.lost) {
+	for (i = 0; i < d->sess->nhosts && !*told; i++)
+		if (d->sess->hosts[i].hv.lost) {
 			info("rcuwb: waiting for host %s to come back: its blocks wait up to %d s for it\n",
-			     d->b->hosts[i].info.name, d->b->hosts[i].hv.reconnect_s);
+			     d->sess->hosts[i].info.name, d->sess->hosts[i].hv.reconnect_s);
 			*told = true;
 		}
 	if (!*told && any->pl.locks)
@@ -307,13 +308,13 @@ int dispatch_run(struct dispatch *d)
 
 	d->state = calloc(d->n ? d->n : 1, sizeof(*d->state));
 	d->owner = malloc((d->n ? d->n : 1) * sizeof(*d->owner));
-	d->host_running = calloc((size_t)d->b->nhosts, sizeof(*d->host_running));
+	d->host_running = calloc((size_t)d->sess->nhosts, sizeof(*d->host_running));
 	if (!d->state || !d->owner || !d->host_running)
 		return set_err("out of memory");
 	for (size_t i = 0; i < d->n; i++)
 		d->owner[i] = -1;
 	d->t0 = now_s();
-	while (!bench_interrupted(d->b)) {
+	while (!session_interrupted(d->sess)) {
 		bool started;
 
 		join_hosts(d);
@@ -334,8 +335,8 @@ int dispatch_run(struct dispatch *d)
 		}
 	}
 	/* interrupted: what runs on a host that is away cannot be stopped now */
-	for (int i = 0; i < d->b->nhosts; i++)
-		hv_abandon(&d->b->hosts[i].hv, "runner interrupted while libvirt was away");
+	for (int i = 0; i < d->sess->nhosts; i++)
+		hv_abandon(&d->sess->hosts[i].hv, "runner interrupted while libvirt was away");
 	reap(d);
 	return 0;
 }

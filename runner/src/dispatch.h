@@ -5,14 +5,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bench.h"
+#include "session.h"
 #include "kernel.h"
 #include "matrix.h"
 #include "pulock.h"
 
 struct dispatch {
 	/* set by the caller */
-	struct bench *b;
+	struct session *sess;
 	const struct matrix *m;
 	const struct planned_run *runs;
 	size_t n;

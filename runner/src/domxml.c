@@ -17,15 +17,16 @@
 
 #include "common.h"
 
-#ifndef RCUWB_SRCDIR
-#define RCUWB_SRCDIR "."
-#endif
-
 const char *domxml_template_path(void)
 {
-	const char *e = getenv("RCUWB_DOMAIN_TEMPLATE");
+	static char path[PATH_MAX];
+	const char *e = getenv("RCUWB_DOMAIN_TEMPLATE"), *dir;
 
-	return e && *e ? e : RCUWB_SRCDIR "/VMs/domain.xml";
+	if (e && *e)
+		return e;
+	if (!(dir = data_dir()) || path_fmt(path, sizeof(path), "%s/VMs/domain.xml", dir) < 0)
+		return NULL;
+	return path;
 }
 
 /* The single element at path (created, with parents, if missing). */
@@ -193,6 +194,8 @@ char *domxml_build(const char *template_path, const struct domain_params *p)
 	xmlNodePtr root, cpu, topo, serial;
 	char *ret = NULL;
 
+	if (!template_path)	/* no data directory: the error is set */
+		return NULL;
 	doc = xmlReadFile(template_path, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	if (!doc) {
 		set_err("%s: not well-formed XML (%s)", template_path,

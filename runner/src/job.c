@@ -24,9 +24,10 @@
 
 #include "common.h"
 #include "domxml.h"
+#include "session.h"
 #include "stage.h"
 
-static void name_job(struct bench *b, struct job *j)
+static void name_job(struct session *sess, struct job *j)
 {
 	char stamp[32];
 	time_t t = time(NULL);
@@ -34,7 +35,7 @@ static void name_job(struct bench *b, struct job *j)
 
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	snprintf(j->guest.name, sizeof(j->guest.name), "rcuwb-%s-%d-%u", stamp, (int)getpid(), ++b->seq);
+	snprintf(j->guest.name, sizeof(j->guest.name), "rcuwb-%s-%d-%u", stamp, (int)getpid(), ++sess->seq);
 }
 
 /* An empty console parser for the job's kernel. */
@@ -93,7 +94,7 @@ static bool other_pus(unsigned npus, const struct placement *pl, char *out, size
 	return len > 0 && len < cap;
 }
 
-int job_start(struct bench *b, struct job *j)
+int job_start(struct session *sess, struct job *j)
 {
 	char kernel[PATH_MAX], initrd[PATH_MAX], owner[320];
 	struct domain_params dp = { 0 };
@@ -101,12 +102,12 @@ int job_start(struct bench *b, struct job *j)
 	struct vmhost *h;
 
 	if (!j->host)
-		j->host = &b->hosts[0];
+		j->host = &sess->hosts[0];
 	h = j->host;
 	console_start(j);
 	if (!j->spec.kconfig[0])
 		snprintf(j->spec.kconfig, sizeof(j->spec.kconfig), "%s", j->spec.kernel->kconfig);
-	name_job(b, j);
+	name_job(sess, j);
 	run_cell_key(&j->spec, e->cell, sizeof(e->cell));
 	if (run_cmdline(&j->spec, e->cmdline, sizeof(e->cmdline)) < 0)
 		return -1;
@@ -135,8 +136,8 @@ int job_start(struct bench *b, struct job *j)
 		if (h->numa_host)
 			dp.mem_nodeset = j->place->nodeset;
 	}
-	if (b->results_dir[0] &&
-	    path_fmt(e->run_dir, sizeof(e->run_dir), "%s/runs/%s", b->results_dir, j->guest.name))
+	if (sess->results_dir[0] &&
+	    path_fmt(e->run_dir, sizeof(e->run_dir), "%s/runs/%s", sess->results_dir, j->guest.name))
 		return -1;
 	if (stage_files(j, kernel, initrd, sizeof(kernel)) < 0)
 		return -1;
@@ -270,7 +271,7 @@ static void fetch_remote_log(struct job *j)
 	buf_free(&all);
 }
 
-int job_finish(struct bench *b, struct job *j)
+int job_finish(struct session *sess, struct job *j)
 {
 	int kept = 0, stored = 0;
 
@@ -285,8 +286,8 @@ int job_finish(struct bench *b, struct job *j)
 	vmhost_mark(j->host, &load1);
 	j->env.host_other = vmhost_other_pus(j->host, &j->load0, &load1);
 	run_classify(&j->spec, &j->con, j->guest.end, j->guest.end_detail, &j->result);
-	if (b->db)	/* stored even when the run directory cannot be written */
-		stored = db_store_run(b->db, &j->spec, &j->env, &j->con, &j->result, &j->id);
+	if (sess->db)	/* stored even when the run directory cannot be written */
+		stored = db_store_run(sess->db, &j->spec, &j->env, &j->con, &j->result, &j->id);
 	if (j->env.run_dir[0])
 		kept = keep_run_dir(j);
 	unstage(j);
@@ -301,11 +302,11 @@ void job_free(struct job *j)
 	j->xml = NULL;
 }
 
-int job_run(struct bench *b, struct job *j)
+int job_run(struct session *sess, struct job *j)
 {
-	if (job_start(b, j) < 0 && j->guest.end != END_START_FAILED)
+	if (job_start(sess, j) < 0 && j->guest.end != END_START_FAILED)
 		return -1;
 	if (hv_wait(&j->host->hv, 1) < 0)
 		return -1;
-	return job_finish(b, j);
+	return job_finish(sess, j);
 }

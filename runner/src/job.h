@@ -10,18 +10,11 @@
 #include "run.h"
 #include "vmhost.h"
 
-/* What every job of one runner invocation shares. */
-struct bench {
-	struct vmhost *hosts;		/* hosts[0]: the only one without a hosts file */
-	int nhosts;
-	sqlite3 *db;			/* NULL: nothing stored (accelerator probe) */
-	char results_dir[PATH_MAX];	/* run directories go to results_dir/runs */
-	unsigned seq;
-};
+struct session;		/* session.h: what the jobs of one invocation share */
 
 struct job {
 	struct run_spec spec;
-	struct vmhost *host;		/* where it runs; NULL = the bench's first host */
+	struct vmhost *host;		/* where it runs; NULL = the session's first host */
 	const struct placement *place;	/* host PUs given to it, NULL = unpinned */
 	const char *xml_again;		/* rerun: this stored domain XML, retargeted */
 	struct run_env env;
@@ -37,11 +30,11 @@ struct job {
 };
 
 /* Stage kernel/initrd where its host's QEMU may read them, make the XML, start the guest. */
-int job_start(struct bench *b, struct job *j);
+int job_start(struct session *sess, struct job *j);
 /* After the guest ended: classify, keep the console and XML in the run dir, store. */
-int job_finish(struct bench *b, struct job *j);
+int job_finish(struct session *sess, struct job *j);
 void job_free(struct job *j);
 /* Convenience: start, wait, finish. */
-int job_run(struct bench *b, struct job *j);
+int job_run(struct session *sess, struct job *j);
 
 #endif

@@ -29,9 +29,14 @@ const char *cache_dir(void)
 
 const char *kconfig_dir(void)
 {
-	const char *e = getenv("RCUWB_KCONFIG_DIR");
+	static char path[PATH_MAX];
+	const char *e = getenv("RCUWB_KCONFIG_DIR"), *dir;
 
-	return e && *e ? e : RCUWB_SRCDIR "/perf-configs/kconfig";
+	if (e && *e)
+		return e;
+	if (!(dir = data_dir()) || path_fmt(path, sizeof(path), "%s/perf-configs/kconfig", dir) < 0)
+		return NULL;
+	return path;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -68,6 +73,10 @@ bool kconfig_exists(const char *name, char *avail, size_t cap)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 80];
 
+	if (!kconfig_dir()) {
+		snprintf(avail, cap, "(%s)", last_err());
+		return false;
+	}
 	snprintf(dir, sizeof(dir), "%s/scenarios", kconfig_dir());
 	snprintf(path, sizeof(path), "%s/%.64s.config", dir, name);
 	if (!strchr(name, '/') && name[0] != '.' && access(path, R_OK) == 0)
@@ -249,9 +258,12 @@ int kernel_make(const char *variant, const char *kconfig)
 {
 	char script[PATH_MAX];
 	const char *argv[] = { script, variant, kconfig, NULL };
+	const char *dir = data_dir();
 	int rc;
 
-	snprintf(script, sizeof(script), "%s/build/kernel.sh", RCUWB_SRCDIR);
+	if (!dir)
+		return -1;
+	snprintf(script, sizeof(script), "%s/build/kernel.sh", dir);
 	rc = proc_run(argv, NULL, NULL);
 	if (rc == 3)	/* exit 3: a patch does not apply */
 		return set_err("%s: a patch does not apply (see above)", variant), KERNEL_REFUSED;

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "common.h"
 #include "db.h"
+#include "proc.h"
 
 #ifndef RCUWB_VERSION
 #define RCUWB_VERSION "0.1"
@@ -60,7 +62,11 @@ static void usage(FILE *out)
 		"  -d, --db PATH     results database (default $RCUWB_DB or results/rcuwb.db)\n"
 		"  -c, --connect URI libvirt URI (default qemu:///system)\n"
 		"  -V, --version     print the version\n"
-		"  -h, --help        this text; 'rcuwb COMMAND --help' for a command\n");
+		"  -h, --help        this text; 'rcuwb COMMAND --help' for a command\n"
+		"\n"
+		"Data (stats/, perf-configs/, VMs/, build/, kernel-changes/): $RCUWB_DATADIR,\n"
+		"else the checkout the binary is in, else PREFIX/share/rcuwb (make install):\n"
+		"  %s\n", data_dir() ? data_dir() : last_err());
 }
 
 static int do_help(int argc, char **argv)
@@ -91,7 +97,61 @@ int bad_usage(const char *cmd)
 
 void print_usage(const char *text)
 {
-	fputs(text, stdout);
+	/* the texts are written as printf formats without arguments: "%%" is one '%' */
+	for (; *text; text++) {
+		if (text[0] == '%' && text[1] == '%')
+			text++;
+		putchar(*text);
+	}
+}
+
+/* Run Rscript on stats/exec/rcuwb-SCRIPT with the database and the caller's options. */
+int run_rscript(const char *script, int argc, char **argv, const char *const *extra, int nextra)
+{
+	char path[4096];
+	const char *dir = data_dir();
+	const char **args;
+	int i, n = 0, status;
+	sqlite3 *db;
+
+	if (!dir)
+		return -1;
+	args = calloc((size_t)(argc + nextra + 8), sizeof(*args));
+	if (!args)
+		return set_err("out of memory");
+	snprintf(path, sizeof(path), RSCRIPT_PATH_FMT, dir, script);
+	args[n++] = "Rscript";
+	args[n++] = path;
+	args[n++] = "--db";
+	args[n++] = opt_db;
+	for (i = 0; i < nextra; i++)
+		args[n++] = extra[i];
+	for (i = 1; i < argc; i++)
+		args[n++] = argv[i];
+	if (access(opt_db, R_OK)) {
+		free(args);
+		return set_err("no results database at %s: run 'make bench' or 'rcuwb run' first", opt_db);
+	}
+	/* R reads the schema db.c makes (the view run_status, the table changepoints): bring it up to date */
+	if (db_open(opt_db, &db) < 0) {
+		free(args);
+		return -1;
+	}
+	db_close(db);
+	/* the script's exit code is the command's (gate: 0-3; 64 bad input; 127 no Rscript: make deps) */
+	status = proc_run(args, NULL, NULL);
+	free(args);
+	return status;
+}
+
+bool wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	return false;
 }
 
 int main(int argc, char **argv)

@@ -246,7 +246,8 @@ static int parse_kconfigs(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 			return ycfg_err(c, items[i], "kconfigs", "a scenario name has letters, digits, '.', '_', '-'");
 		if (!kconfig_exists(m->kconfigs[i], avail, sizeof(avail))) {
 			snprintf(msg, sizeof(msg), "no Kconfig scenario '%s' (no %s/scenarios/%s.config); there are: %s",
-				 m->kconfigs[i], kconfig_dir(), m->kconfigs[i], avail[0] ? avail : "none");
+				 m->kconfigs[i], kconfig_dir() ? kconfig_dir() : "perf-configs/kconfig", m->kconfigs[i],
+				 avail[0] ? avail : "none");
 			return ycfg_err(c, items[i], "kconfigs", msg);
 		}
 		for (j = 0; j < i; j++)

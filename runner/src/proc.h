@@ -17,9 +17,9 @@ int proc_line(const char *const *argv, char *line, size_t cap);
 /* The path of this program (for running rcuwb's own subcommands). */
 const char *proc_self(void);
 /*
- * The R entry scripts' paths, for snprintf with RCUWB_SRCDIR and a script's
- * name ("gate.R" -> SRCDIR/stats/exec/rcuwb-gate.R): the R package
- * stats/ keeps them apart from its library files in R/.
+ * The R entry scripts' paths, for snprintf with data_dir() and a script's
+ * name ("gate.R" -> DATA/stats/exec/rcuwb-gate.R): the R package stats/
+ * keeps them apart from its library files in R/.
  */
 #define RSCRIPT_PATH_FMT "%s/stats/exec/rcuwb-%s"
 

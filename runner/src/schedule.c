@@ -200,13 +200,14 @@ static int parse_notify(struct ycfg *c, yaml_node_t *n, struct schedule *s)
 	return 0;
 }
 
-/* A relative path is from the working directory, else from rcuwb's source tree; -1 if neither. */
+/* A relative path is from the working directory, else from rcuwb's data directory; -1 if neither. */
 static int find_file(char *path, size_t cap)
 {
 	char alt[PATH_MAX];
+	const char *dir;
 
-	if (access(path, R_OK) && path[0] != '/' &&
-	    path_fmt(alt, sizeof(alt), "%s/%s", RCUWB_SRCDIR, path) == 0 && access(alt, R_OK) == 0)
+	if (access(path, R_OK) && path[0] != '/' && (dir = data_dir()) &&
+	    path_fmt(alt, sizeof(alt), "%s/%s", dir, path) == 0 && access(alt, R_OK) == 0)
 		snprintf(path, cap, "%s", alt);
 	return access(path, R_OK) ? -1 : 0;
 }
@@ -255,20 +256,23 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct schedule *s)
 		return ycfg_err(c, root, "baseline", "missing: {policy: last-accepted|fixed, rev: REV}");
 	if (find_file(s->matrix, sizeof(s->matrix)) < 0)
 		return ycfg_err(c, root, "matrix", "no such file (a path from the working directory or from "
-				"rcuwb's source tree)");
+				"rcuwb's data directory)");
 	if (s->hosts[0] && find_file(s->hosts, sizeof(s->hosts)) < 0)
 		return ycfg_err(c, root, "hosts", "no such file (a path from the working directory or from "
-				"rcuwb's source tree, e.g. perf-configs/hosts/NAME.yaml)");
+				"rcuwb's data directory, e.g. perf-configs/hosts/NAME.yaml)");
 	return 0;
 }
 
-/* "NAME" is perf-configs/schedules/NAME.yaml under the source tree, else a path. */
-static void resolve(const char *arg, char *out, size_t cap)
+/* "NAME" is perf-configs/schedules/NAME.yaml in the data directory, else a path; -1 with set_err(). */
+static int resolve(const char *arg, char *out, size_t cap)
 {
-	if (!strchr(arg, '/') && !strstr(arg, ".yaml"))
-		snprintf(out, cap, "%s/perf-configs/schedules/%s.yaml", RCUWB_SRCDIR, arg);
-	else
-		snprintf(out, cap, "%s", arg);
+	const char *dir;
+
+	if (strchr(arg, '/') || strstr(arg, ".yaml"))
+		return path_fmt(out, cap, "%s", arg);
+	if (!(dir = data_dir()))
+		return -1;
+	return path_fmt(out, cap, "%s/perf-configs/schedules/%s.yaml", dir, arg);
 }
 
 int schedule_load(const char *name_or_path, struct schedule *s)
@@ -279,7 +283,8 @@ int schedule_load(const char *name_or_path, struct schedule *s)
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	resolve(name_or_path, s->path, sizeof(s->path));
+	if (resolve(name_or_path, s->path, sizeof(s->path)) < 0)
+		return -1;
 	base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
 	/* the file's name without .yaml: nightly.x86.yaml is "nightly.x86" */
 	snprintf(s->name, sizeof(s->name), "%.*s", (int)(strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".yaml") ?

@@ -187,7 +187,8 @@ int side_on_top(struct side *s, const struct side *base)
 	if (base->kind == SIDE_GIT) {
 		snprintf(s->text, sizeof(s->text), "%s", base->text);
 	} else {
-		if (path_fmt(path, sizeof(path), "%s/variants/%s", variant_changes_dir(), base->variant) < 0 ||
+		if (!variant_changes_dir() ||
+		    path_fmt(path, sizeof(path), "%s/variants/%s", variant_changes_dir(), base->variant) < 0 ||
 		    read_file(path, &b) < 0)
 			return -1;
 		snprintf(s->text, sizeof(s->text), "%.*s", (int)b.len, b.data ? b.data : "");
@@ -262,6 +263,8 @@ int side_changes_dir(const char *dir, struct side *const *sides, int n)
 	char src[PATH_MAX], vars[PATH_MAX + 16];
 	int i;
 
+	if (!variant_changes_dir())
+		return -1;
 	snprintf(src, sizeof(src), "%s", variant_changes_dir());
 	if (path_fmt(vars, sizeof(vars), "%s/variants", dir) < 0 || mkdir_p(vars) < 0 ||
 	    link_entries(src, dir, "variants") < 0)

@@ -16,10 +16,6 @@
 
 #include "common.h"
 
-#ifndef RCUWB_SRCDIR
-#define RCUWB_SRCDIR "."
-#endif
-
 #define MAX_WORDS 6
 
 struct words {
@@ -174,9 +170,14 @@ int variant_load(const char *path, struct variant *v)
 
 const char *variant_changes_dir(void)
 {
-	const char *env = getenv("RCUWB_CHANGES");
+	static char path[PATH_MAX];
+	const char *env = getenv("RCUWB_CHANGES"), *dir;
 
-	return env && *env ? env : RCUWB_SRCDIR "/kernel-changes";
+	if (env && *env)
+		return env;
+	if (!(dir = data_dir()) || path_fmt(path, sizeof(path), "%s/kernel-changes", dir) < 0)
+		return NULL;
+	return path;
 }
 
 int variant_check(const char *name)
@@ -185,7 +186,7 @@ int variant_check(const char *name)
 	struct variant *v;
 	int ret;
 
-	if (path_fmt(path, sizeof(path), "%s/variants/%s", variant_changes_dir(), name) < 0)
+	if (!variant_changes_dir() || path_fmt(path, sizeof(path), "%s/variants/%s", variant_changes_dir(), name) < 0)
 		return -1;
 	if (access(path, R_OK) < 0)
 		return set_err("unknown variant '%s': no file %s (see kernel-changes/README.md)", name, path);

@@ -124,14 +124,14 @@ static void test_errors(void **state)
 	expect_error(with("notify: mail\n"), "4: notify: give the command as a list: [PROGRAM, ARG, ...] (no shell)");
 	expect_error(with("name: a/b\n"), "4: name: letters, digits, '.', '_', '-'");
 	expect_error(with("hosts: perf-configs/hosts/nowhere.yaml\n"), "1: hosts: no such file (a path from the working "
-		     "directory or from rcuwb's source tree, e.g. perf-configs/hosts/NAME.yaml)");
+		     "directory or from rcuwb's data directory, e.g. perf-configs/hosts/NAME.yaml)");
 	expect_error("source: {git: /tmp}\n", "1: source.branch: missing: the branch to follow");
 	expect_error("source: {debian: '6.12'}\n", "1: source.debian: a schedule follows a git branch; Debian package "
 		     "versions are measured as variants (kernel-changes/README.md)");
 	expect_error("source: {git: /tmp, branch: b}\nbaseline: {rev: a}\n",
 		     "1: matrix: missing: the matrix file whose cells each round runs");
 	expect_error("source: {git: /tmp, branch: b}\nmatrix: /nonexistent.yaml\nbaseline: {rev: a}\n",
-		     "1: matrix: no such file (a path from the working directory or from rcuwb's source tree)");
+		     "1: matrix: no such file (a path from the working directory or from rcuwb's data directory)");
 }
 
 static void test_override(void **state)

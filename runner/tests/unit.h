@@ -13,6 +13,15 @@
 #include <cmocka.h>
 
 /*
+ * The program finds its data (stats/, perf-configs/, ...) next to its binary;
+ * a test program is in obj/tests, so it is told where the checkout is.
+ */
+__attribute__((constructor)) static void unit_data_dir(void)
+{
+	setenv("RCUWB_DATADIR", RCUWB_SRCDIR, 0);
+}
+
+/*
  * Run a group (with a group setup and teardown, or NULL) and end with the
  * line "NAME: N passed, M failed" that 'make check' adds up; exit status 1
  * if any failed.
