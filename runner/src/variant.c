@@ -110,7 +110,7 @@ static int parse_patch(const char *where, const char *name, char (*names)[128], 
 			       "of kernel-changes, no '..')", where, name);
 	if (*n == max)
 		return set_err("%s: more than %d patches", where, max);
-	snprintf(names[(*n)++], 128, "%s", name);
+	memcpy(names[(*n)++], name, strlen(name) + 1);	/* shorter than 128: checked above */
 	return 0;
 }
 
