@@ -20,11 +20,13 @@ KCONFIGS    ?= tiny
 export RCUWB_CACHE
 
 RCUWB := runner/rcuwb
-# the variants and Kconfig scenarios a matrix names, so that exactly those
-# kernels get built (every variant in every scenario)
-matrix_variants = $(shell sed -n 's/^variants: *\[\(.*\)\]/\1/p' $(1) | tr ',' ' ')
-matrix_kconfigs = $(or $(shell sed -n 's/^kconfigs: *\[\(.*\)\]/\1/p' $(1) | tr ',' ' '),tiny)
-matrix_kernels = $(MAKE) -s kernel VARIANTS="$(call matrix_variants,$(1))" KCONFIGS="$(call matrix_kconfigs,$(1))"
+# The kernels a matrix needs, as the runner plans it (rcuwb -j run
+# --dry-run, the one reader of matrix files): every variant in every Kconfig
+# scenario of its runs.
+plan_keys = sed -n 's/.*"$(1)": *"\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' '
+matrix_kernels = plan=$$($(RCUWB) -j run --dry-run $(1)) || exit 2; \
+	$(MAKE) -s kernel VARIANTS="$$(echo "$$plan" | $(call plan_keys,variant))" \
+		KCONFIGS="$$(echo "$$plan" | $(call plan_keys,kconfig))"
 
 all: runner
 

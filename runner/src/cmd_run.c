@@ -176,6 +176,7 @@ static void print_plan(sqlite3 *db, const struct matrix *m, const struct planned
 
 			json_object_object_add(o, "index", json_object_new_int((int)i + 1));
 			json_object_object_add(o, "variant", json_object_new_string(m->variants[p->variant]));
+			json_object_object_add(o, "kconfig", json_object_new_string(m->kconfigs[p->kconfig]));
 			json_object_object_add(o, "cell", json_object_new_string(p->cell));
 			json_object_object_add(o, "rep", json_object_new_int(p->rep));
 			json_object_object_add(o, "vcpus", json_object_new_int((int)m->topos[p->topo].vcpus));

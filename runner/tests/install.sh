@@ -32,6 +32,11 @@ check "and names PREFIX/share/rcuwb as its data" grep -qxF "  $(cd "$data" && pw
 "$bin" run --dry-run "$data/perf-configs/quick.yaml" > "$work/plan.out" 2>&1
 expect "run --dry-run of the installed quick.yaml (variants, Kconfig scenarios from the install) exits 0" 0 $?
 check "and prints a plan" grep -q "rep 1 " "$work/plan.out"
+# make midboot builds the kernels a matrix needs from this plan (the Makefile's matrix_kernels)
+plan=$("$bin" -j run --dry-run "$data/perf-configs/kconfigs.yaml" 2>&1)
+expect "-j run --dry-run: every run's variant and Kconfig scenario" "after|preempt-none tiny tree" \
+	"$(sed -n 's/.*"variant": *"\([^"]*\)".*/\1/p' <<< "$plan" | sort -u | tr '\n' ' ' | sed 's/ $//')|$(
+	   sed -n 's/.*"kconfig": *"\([^"]*\)".*/\1/p' <<< "$plan" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
 "$bin" -d "$work/rcuwb.db" schedule install --cron rcuwb-6.1 > "$work/cron.out" 2>&1
 expect "a schedule by name (perf-configs/schedules/NAME.yaml of the install) exits 0" 0 $?
