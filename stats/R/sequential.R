@@ -114,7 +114,15 @@ seq_looks <- function(y_old, y_new, look_old, look_new, threshold, max_runs, fin
   out <- data.frame(look = looks, n_old = n_old, n_new = n_new,
                     frac = seq_fraction(n_old, n_new, max_runs),
                     z_slow = z_slow, z_pass = z_pass, shift = shift)
-  if (!k) return(out)
+  seq_keep_looks(out, final)
+}
+
+# The looks that count, of a frame of seq_looks() columns: the last one
+# flagged final spends what is left (fraction 1); a look counts only when
+# it adds information, and the design ends at the first look with
+# fraction 1 (max_runs reached).
+seq_keep_looks <- function(out, final) {
+  if (!nrow(out)) return(out)
   if (final) out$frac[nrow(out)] <- 1
   # a look counts only when it adds information, and the design ends at
   # the first look with fraction 1 (max_runs reached)
@@ -129,6 +137,42 @@ seq_looks <- function(y_old, y_new, look_old, look_new, threshold, max_runs, fin
   out <- out[keep, , drop = FALSE]
   rownames(out) <- NULL
   out
+}
+
+# seq_looks() of a row whose runs ran on several hosts (h_old, h_new: each
+# run's host): the van Elteren statistic (strata.R), runs compared within
+# their host and combined over the hosts, so that a host effect is neither
+# a slowdown nor noise.  Under its null it is asymptotically N(0, 1) with
+# the same independent-increments structure as the one-host statistic
+# (a sum over hosts of independent rank sums), so the same boundaries
+# apply; the information is the sum over hosts of n_old n_new / (n_old +
+# n_new), of the design's max_runs / 2.  shift: the median of the
+# within-host pairwise differences.
+seq_looks_strat <- function(y_old, y_new, look_old, look_new, h_old, h_new, threshold, max_runs,
+                            final = FALSE) {
+  t <- log1p(threshold)
+  hosts <- unique(c(h_old, h_new))
+  looks <- sort(unique(c(look_old, look_new)))
+  first <- if (length(look_old) && length(look_new)) max(min(look_old), min(look_new)) else Inf
+  looks <- looks[looks >= first]
+  rows <- lapply(looks, function(l) {
+    o <- lapply(hosts, function(h) y_old[h_old == h & look_old <= l])
+    n <- lapply(hosts, function(h) y_new[h_new == h & look_new <= l])
+    no <- lengths(o)
+    nn <- lengths(n)
+    both <- no > 0 & nn > 0
+    z <- function(x) if (is.na(x$z)) 0 else x$z
+    d <- unlist(lapply(which(both), function(i) pair_diffs(n[[i]], o[[i]])))
+    data.frame(look = l, n_old = sum(no), n_new = sum(nn),
+               frac = min(1, sum(no[both] * nn[both] / (no[both] + nn[both])) / (max_runs / 2)),
+               z_slow = z(van_elteren_greater(n, o)),
+               z_pass = z(van_elteren_greater(o, lapply(n, function(x) x - t))),
+               shift = if (length(d)) stats::median(d) else NA_real_)
+  })
+  out <- if (length(rows)) do.call(rbind, rows) else
+    data.frame(look = integer(), n_old = integer(), n_new = integer(), frac = numeric(),
+               z_slow = numeric(), z_pass = numeric(), shift = numeric())
+  seq_keep_looks(out, final)
 }
 
 # The first look at which z crosses the boundaries of level a (and, for
@@ -205,29 +249,31 @@ seq_look_of <- function(id, cutoffs) {
   1L + vapply(id, function(i) sum(i > cutoffs), integer(1))
 }
 
-# The sequential verdicts of one statistic's rows of the gate (one host per
-# row).  groups: gate_plan()'s rows; seq: list(cutoffs, max_runs, final).
+# The sequential verdicts of one statistic's rows of the gate (a row on
+# several hosts of one shape: compared within hosts, seq_looks_strat()).
+# groups: gate_plan()'s rows; seq: list(cutoffs, max_runs, final).
 # Returns, per row: verdict, look (decided at, or the last), looks, n_old,
 # n_new, estimate, lower, upper (relative, the repeated confidence bounds
 # at level a at that look), bound (the PASS boundary there).
 seq_gate_rows <- function(groups, baseline, candidate, stat, threshold, a, seq, a_slow = a) {
   sides <- lapply(groups, function(g) {
-    if (length(row_hosts(g)) > 1) {
-      stop(sprintf("cell %s ran on several hosts: the sequential gate compares runs of one host",
-                   g$cell[1]))
-    }
     side <- function(v) {
       x <- g[g$variant == v, , drop = FALSE]
       use <- x$usable | (x$status == "timeout" & x$kind == "rcuscale")
       x <- x[use, , drop = FALSE]
       val <- ifelse(x$usable, x[[GATE_STATS[[stat]]]], Inf)
-      data.frame(id = x$id, y = log(val))[!is.na(val), , drop = FALSE]
+      data.frame(id = x$id, y = log(val), h = as.character(x$stratum))[!is.na(val), , drop = FALSE]
     }
-    list(old = side(baseline), new = side(candidate))
+    list(old = side(baseline), new = side(candidate), strat = length(row_hosts(g)) > 1)
   })
   looks <- lapply(sides, function(s) {
-    seq_looks(s$old$y, s$new$y, seq_look_of(s$old$id, seq$cutoffs), seq_look_of(s$new$id, seq$cutoffs),
-              threshold, seq$max_runs, final = isTRUE(seq$final))
+    lo <- seq_look_of(s$old$id, seq$cutoffs)
+    ln <- seq_look_of(s$new$id, seq$cutoffs)
+    if (s$strat) {
+      return(seq_looks_strat(s$old$y, s$new$y, lo, ln, s$old$h, s$new$h, threshold, seq$max_runs,
+                             final = isTRUE(seq$final)))
+    }
+    seq_looks(s$old$y, s$new$y, lo, ln, threshold, seq$max_runs, final = isTRUE(seq$final))
   })
   v <- seq_verdicts(looks, threshold, a, a_slow)
   out <- lapply(seq_along(looks), function(i) {
@@ -238,10 +284,19 @@ seq_gate_rows <- function(groups, baseline, candidate, stat, threshold, a, seq, 
     }
     k <- match(v$look[i], lk$look)
     s <- sides[[i]]
-    o <- s$old$y[seq_look_of(s$old$id, seq$cutoffs) <= lk$look[k]]
-    n <- s$new$y[seq_look_of(s$new$id, seq$cutoffs) <= lk$look[k]]
+    in_o <- seq_look_of(s$old$id, seq$cutoffs) <= lk$look[k]
+    in_n <- seq_look_of(s$new$id, seq$cutoffs) <= lk$look[k]
+    o <- s$old$y[in_o]
+    n <- s$new$y[in_n]
     b <- seq_bounds(lk$frac[seq_len(k)], a)[k]
-    ci <- seq_rci(pair_diffs(n, o), length(n), length(o), b)
+    ci <- if (s$strat) {
+      # the van Elteren bounds at the boundary b instead of the fixed-n quantile
+      hosts <- unique(c(s$old$h, s$new$h))
+      van_elteren_bounds(lapply(hosts, function(h) n[s$new$h[in_n] == h]),
+                         lapply(hosts, function(h) o[s$old$h[in_o] == h]), stats::pnorm(-b))
+    } else {
+      seq_rci(pair_diffs(n, o), length(n), length(o), b)
+    }
     data.frame(verdict = v$verdict[i], look = k, looks = nrow(lk), estimate = expm1(lk$shift[k]),
                lower = expm1(ci[1]), upper = expm1(ci[2]), bound = b, shift = lk$shift[k])
   })
