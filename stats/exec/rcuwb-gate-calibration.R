@@ -14,17 +14,9 @@
 # side needed for 10% and 25% slowdowns.  --plots DIR writes the power curve
 # (power_curve.png/.svg).
 
-# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
-# pkgload; this script is in stats/exec/.
-local({
-  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
-  if (!requireNamespace("pkgload", quietly = TRUE)) {
-    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
-    quit(save = "no", status = 64)
-  }
-  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
-})
+# The package rcuwb (stats/), loaded from source: exec/load-package.R.
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])),
+                 "load-package.R"))
 
 calibration_main <- function(args) {
   spec <- c(db = "value", matrix = "value", doses = "value", n = "value",

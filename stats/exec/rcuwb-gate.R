@@ -22,17 +22,9 @@
 # Text goes to stdout; with --json alone (or --json -) the JSON goes to stdout
 # and the text to stderr.
 
-# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
-# pkgload; this script is in stats/exec/.
-local({
-  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
-  if (!requireNamespace("pkgload", quietly = TRUE)) {
-    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
-    quit(save = "no", status = 64)
-  }
-  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
-})
+# The package rcuwb (stats/), loaded from source: exec/load-package.R.
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])),
+                 "load-package.R"))
 
 GATE_USAGE <- paste(
   "usage: rcuwb-gate.R --db PATH --baseline V1 --candidate V2 [--threshold 5%] [--alpha 0.05]",

@@ -12,17 +12,9 @@
 # Exit status: 0 written, 64 bad command line (one line on stderr names the
 # bad value), 70 internal error.
 
-# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
-# pkgload; this script is in stats/exec/.
-local({
-  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
-  if (!requireNamespace("pkgload", quietly = TRUE)) {
-    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
-    quit(save = "no", status = 64)
-  }
-  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
-})
+# The package rcuwb (stats/), loaded from source: exec/load-package.R.
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])),
+                 "load-package.R"))
 
 REPORT_USAGE <- paste(
   "usage: rcuwb-report.R --db PATH --out DIR [--matrix NAME] [--variants V1,V2] [--since DATE]",

@@ -18,17 +18,9 @@
 # rpact typeOfDesign of an alpha-spending function) replaces the gate's
 # O'Brien-Fleming-type spending for this study only.
 
-# The package rcuwb (stats/: DESCRIPTION, R/*.R), loaded from source with
-# pkgload; this script is in stats/exec/.
-local({
-  f <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-  here <- if (length(f)) dirname(normalizePath(f[1])) else getwd()
-  if (!requireNamespace("pkgload", quietly = TRUE)) {
-    cat("rcuwb: R package 'pkgload' is not installed (make deps)\n", file = stderr())
-    quit(save = "no", status = 64)
-  }
-  pkgload::load_all(file.path(here, ".."), helpers = FALSE, quiet = TRUE)
-})
+# The package rcuwb (stats/), loaded from source: exec/load-package.R.
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])),
+                 "load-package.R"))
 
 seqcal_main <- function(args) {
   spec <- c(db = "value", matrix = "value", trials = "value", boot = "value",
