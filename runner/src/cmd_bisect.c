@@ -196,19 +196,14 @@ static int next_reps(const struct bisect *b, int reps)
 static int gate(struct bisect *b, const char *base, const char *cand, const struct looks *l, bool final,
 		struct buf *t)
 {
-	char looks[BISECT_MAX_LOOKS * 24] = "", maxr[16];
-	const char *extra[] = { "--stat", b->stat, "--looks", looks, "--max-runs", maxr,
-				final ? "--final" : NULL, NULL };
-	size_t len = 0;
-	int i;
+	const char *extra[] = { "--stat", b->stat, NULL };
+	struct gate_looks lk = { .extra = extra, .cutoffs = l->cut, .nlooks = l->n, .max_runs = b->max_reps,
+				 .final = final };
 
-	for (i = 0; i + 1 < l->n; i++)
-		len += (size_t)snprintf(looks + len, sizeof(looks) - len, "%s%lld", i ? "," : "", l->cut[i]);
-	snprintf(maxr, sizeof(maxr), "%d", b->max_reps);
 	t->len = 0;
 	if (t->data)
 		t->data[0] = '\0';
-	return commit_gate(base, cand, b->name, extra, NULL, t);
+	return commit_gate_seq(base, cand, b->name, &lk, NULL, t);
 }
 
 /* The gate's verdict line of the stat ("    PASS         mean ..."), trimmed. */

@@ -226,6 +226,29 @@ int commit_gate(const char *baseline, const char *candidate, const char *name, c
 	return proc_run(argv, NULL, text);
 }
 
+int commit_gate_seq(const char *baseline, const char *candidate, const char *name, const struct gate_looks *lk,
+		    const char *json, struct buf *text)
+{
+	char looks[COMMIT_MAX_LOOKS * 24] = "", maxr[16];
+	const char *argv[32];
+	size_t len = 0;
+	int i, n = 0;
+
+	for (i = 0; lk->extra && lk->extra[i] && n < 24; i++)
+		argv[n++] = lk->extra[i];
+	for (i = 0; i + 1 < lk->nlooks && len < sizeof(looks); i++)	/* the earlier looks */
+		len += (size_t)snprintf(looks + len, sizeof(looks) - len, "%s%lld", i ? "," : "", lk->cutoffs[i]);
+	snprintf(maxr, sizeof(maxr), "%d", lk->max_runs);
+	argv[n++] = "--looks";
+	argv[n++] = looks;
+	argv[n++] = "--max-runs";
+	argv[n++] = maxr;
+	if (lk->final)
+		argv[n++] = "--final";
+	argv[n] = NULL;
+	return commit_gate(baseline, candidate, name, argv, json, text);
+}
+
 const char *gate_verdict(int rc)
 {
 	return rc == 0 ? "PASS" : rc == 1 ? "SLOWDOWN" : rc == 3 ? "INCONCLUSIVE" : "FAILED";

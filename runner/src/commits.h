@@ -59,6 +59,19 @@ int commit_look_cutoff(const char *name, const char *vars, int reps, long long *
  */
 int commit_gate(const char *baseline, const char *candidate, const char *name, const char *const *extra,
 		const char *json, struct buf *text);
+#define COMMIT_MAX_LOOKS 32
+
+/* A sequential gate's looks: each one's cutoff (commit_look_cutoff()); the last is this one. */
+struct gate_looks {
+	const char *const *extra;	/* gate options before the looks (NULL-terminated, at most 24) */
+	const long long *cutoffs;
+	int nlooks;			/* at most COMMIT_MAX_LOOKS */
+	int max_runs;			/* the design's runs a side at most */
+	bool final;			/* the last look: it spends what is left */
+};
+/* The sequential gate (gate --looks --max-runs [--final]) at the last of lk's looks; as commit_gate(). */
+int commit_gate_seq(const char *baseline, const char *candidate, const char *name, const struct gate_looks *lk,
+		    const char *json, struct buf *text);
 /* "PASS", "SLOWDOWN", "INCONCLUSIVE" or "FAILED" for a gate exit code. */
 const char *gate_verdict(int rc);
 

@@ -12,12 +12,10 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <sqlite3.h>
 
 #include "cli.h"
 #include "commits.h"
 #include "common.h"
-#include "db.h"
 #include "seqrun.h"
 
 static volatile sig_atomic_t interrupted;
@@ -107,23 +105,7 @@ int seqrun_cells(struct seqrun *s, const struct matrix *m, const char *only)
 /* The largest run id of the sequence's matrix (0: none). */
 static int max_run_id(const struct seqrun *s, long long *out)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int rc;
-
-	if (db_open(opt_db, &db) < 0)
-		return -1;
-	rc = sqlite3_prepare_v2(db, "SELECT coalesce(MAX(id), 0) FROM runs WHERE matrix = ?", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : SQLITE_ERROR;
-		*out = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	if (rc != SQLITE_OK)
-		set_err("%s: %s", opt_db, sqlite3_errmsg(db));
-	db_close(db);
-	return rc == SQLITE_OK ? 0 : -1;
+	return commit_look_cutoff(s->name, s->vars, INT_MAX, out);
 }
 
 /*
@@ -290,26 +272,13 @@ static int read_verdicts(struct seqrun *s)
 /* The sequential gate over every look so far: its exit code; its text in s->text. */
 static int gate_look(struct seqrun *s, bool final)
 {
-	char looks[SEQRUN_MAX_LOOKS * 24] = "", maxr[16];
-	const char *extra[32];
-	size_t len = 0;
-	int i, n = 0, rc;
+	struct gate_looks lk = { .extra = s->gate_args, .cutoffs = s->cutoffs, .nlooks = s->nlooks,
+				 .max_runs = s->max_runs, .final = final };
+	int rc;
 
-	for (i = 0; s->gate_args && s->gate_args[i] && n < 24; i++)
-		extra[n++] = s->gate_args[i];
-	for (i = 0; i + 1 < s->nlooks; i++)	/* the earlier looks; the last is this one */
-		len += (size_t)snprintf(looks + len, sizeof(looks) - len, "%s%lld", i ? "," : "", s->cutoffs[i]);
-	snprintf(maxr, sizeof(maxr), "%d", s->max_runs);
-	extra[n++] = "--looks";
-	extra[n++] = looks;
-	extra[n++] = "--max-runs";
-	extra[n++] = maxr;
-	if (final)
-		extra[n++] = "--final";
-	extra[n] = NULL;
 	unlink(s->json_path);
 	s->text.len = 0;
-	rc = commit_gate(s->base_var, s->cand_var, s->name, extra, s->json_path, &s->text);
+	rc = commit_gate_seq(s->base_var, s->cand_var, s->name, &lk, s->json_path, &s->text);
 	if (rc < 0)
 		return -1;
 	return read_verdicts(s) < 0 ? -1 : rc;

@@ -5,11 +5,12 @@
 #include <limits.h>
 #include <stdbool.h>
 
+#include "commits.h"
 #include "common.h"
 #include "matrix.h"
 
 #define SEQRUN_MAX_CELLS 64
-#define SEQRUN_MAX_LOOKS 32
+#define SEQRUN_MAX_LOOKS COMMIT_MAX_LOOKS
 
 struct seq_cell {
 	char name[192];			/* the matrix's cell (rcuwb run --cell) */
