@@ -154,3 +154,10 @@ xml_well_formed <- function(text) {
   if (roots != 1) stop("expected one root element, got ", roots)
   TRUE
 }
+
+# The Monte Carlo checks of error rates take about half of this suite's
+# time: make check runs them, the inner loop (make check-unit, with
+# RCUWB_SKIP_MONTE_CARLO=1) leaves them out and says so.
+skip_monte_carlo <- function() {
+  if (nzchar(Sys.getenv("RCUWB_SKIP_MONTE_CARLO"))) skip("a Monte Carlo check (make check runs it)")
+}

@@ -108,6 +108,7 @@ test_that("the first suspect is the branch's next commit after the last good one
 })
 
 test_that("A/A: 10 commits without a change give no change point (false alarms <= 7 of 50)", {
+  skip_monte_carlo()
   # Under "no change" the commits are exchangeable and the permutation
   # p-value is valid, so false alarms ~ Binomial(50, <= 0.05): mean 2.5,
   # P(>= 8) = 0.0032.  Measured: 5 of 200, 2.5% [0.8%, 5.7%], with
@@ -119,6 +120,7 @@ test_that("A/A: 10 commits without a change give no change point (false alarms <
 })
 
 test_that("A/A in the shape of a nightly branch: 9 commits of 4 runs, commits apart", {
+  skip_monte_carlo()
   # runner/tests/nightly.sh once followed a real A/A branch of this shape
   # (the baseline and 8 documentation-only commits, 4 runs each) and
   # asserted no change point: an assertion that fails at the false-alarm

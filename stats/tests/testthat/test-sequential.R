@@ -138,6 +138,7 @@ naive_mc <- function(trials, rgen, batch = 4, max_runs = 20, a = 0.025) {
 }
 
 test_that("Monte Carlo: the A/A false-alarm and the wrong-PASS rates stay at or below their level over 5 looks", {
+  skip_monte_carlo()
   skip_if_not_installed("rpact")
   set.seed(2026)
   trials <- 2000
@@ -168,6 +169,7 @@ test_that("Monte Carlo: the A/A false-alarm and the wrong-PASS rates stay at or 
 })
 
 test_that("Monte Carlo: a clear change stops early", {
+  skip_monte_carlo()
   skip_if_not_installed("rpact")
   set.seed(7)
   big <- seq_mc(log(1.5), 300, function(n) stats::rnorm(n, 0, 0.1))
