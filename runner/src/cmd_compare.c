@@ -131,10 +131,10 @@ static int parse_opts(int argc, char **argv, struct compare *c)
 	if (ret)
 		return ret;
 	if (!c->matrix_path) {
-		if (!data_dir() || path_fmt(c->default_matrix, sizeof(c->default_matrix), "%s/perf-configs/compare.yaml",
-					     data_dir()) < 0)
+		c->matrix_path = data_path(NULL, "perf-configs/compare.yaml", c->default_matrix,
+					   sizeof(c->default_matrix));
+		if (!c->matrix_path)
 			return -1;
-		c->matrix_path = c->default_matrix;
 	}
 	if (c->sq.batch > c->sq.max_runs)
 		return set_err("--batch %d is more than --max-runs %d", c->sq.batch, c->sq.max_runs);

@@ -344,9 +344,8 @@ static int history_stage(struct round *r)
 	struct history_args b;
 	int rc, n = 15;
 
-	if (!data_dir())
+	if (!rscript_path("history.R", script, sizeof(script)))
 		return -1;
-	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, data_dir(), "history.R");
 	if (path_fmt(json, sizeof(json), "%s/history.json", r->dir) < 0 ||
 	    path_fmt(out, sizeof(out), "%s/schedules/%s/dashboard", cache_dir(), r->s.name) < 0)
 		return -1;

@@ -211,9 +211,8 @@ int commit_gate(const char *baseline, const char *candidate, const char *name, c
 				 candidate, "--matrix", name };
 	int n = 10;
 
-	if (!data_dir())
+	if (!rscript_path("gate.R", script, sizeof(script)))
 		return -1;
-	snprintf(script, sizeof(script), RSCRIPT_PATH_FMT, data_dir(), "gate.R");
 	while (extra && *extra && n < 34)
 		argv[n++] = *extra++;
 	if (json) {

@@ -268,3 +268,22 @@ void iso_time(double t, char out[32])
 	gmtime_r(&s, &tm);
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
+
+const char *data_path(const char *env, const char *rel, char *out, size_t cap)
+{
+	const char *e = env ? getenv(env) : NULL, *dir;
+
+	if (e && *e)
+		return e;
+	if (!(dir = data_dir()) || path_fmt(out, cap, "%s/%s", dir, rel) < 0)
+		return NULL;
+	return out;
+}
+
+const char *rscript_path(const char *name, char *out, size_t cap)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "stats/exec/rcuwb-%s", name);
+	return data_path(NULL, rel, out, cap);
+}

@@ -43,6 +43,13 @@ int path_fmt(char *out, size_t cap, const char *fmt, ...) __attribute__((format(
  * (BINDIR/../share/rcuwb).  NULL with set_err() naming where it looked.
  */
 const char *data_dir(void);
+/*
+ * A path of rcuwb's data: $env when env is given and set, else
+ * data_dir()/rel written to out; NULL (the error set) when there is none.
+ */
+const char *data_path(const char *env, const char *rel, char *out, size_t cap);
+/* stats/exec/rcuwb-NAME (an R entry script) of the data, in out; NULL as data_path(). */
+const char *rscript_path(const char *name, char *out, size_t cap);
 
 /* Whole file into a NUL-terminated buffer; -1 with set_err() on failure. */
 int read_file(const char *path, struct buf *out);

@@ -20,13 +20,8 @@
 const char *domxml_template_path(void)
 {
 	static char path[PATH_MAX];
-	const char *e = getenv("RCUWB_DOMAIN_TEMPLATE"), *dir;
 
-	if (e && *e)
-		return e;
-	if (!(dir = data_dir()) || path_fmt(path, sizeof(path), "%s/VMs/domain.xml", dir) < 0)
-		return NULL;
-	return path;
+	return data_path("RCUWB_DOMAIN_TEMPLATE", "VMs/domain.xml", path, sizeof(path));
 }
 
 /* The single element at path (created, with parents, if missing). */

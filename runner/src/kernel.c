@@ -30,13 +30,8 @@ const char *cache_dir(void)
 const char *kconfig_dir(void)
 {
 	static char path[PATH_MAX];
-	const char *e = getenv("RCUWB_KCONFIG_DIR"), *dir;
 
-	if (e && *e)
-		return e;
-	if (!(dir = data_dir()) || path_fmt(path, sizeof(path), "%s/perf-configs/kconfig", dir) < 0)
-		return NULL;
-	return path;
+	return data_path("RCUWB_KCONFIG_DIR", "perf-configs/kconfig", path, sizeof(path));
 }
 
 static int cmp_str(const void *a, const void *b)

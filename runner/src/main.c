@@ -109,17 +109,15 @@ void print_usage(const char *text)
 int run_rscript(const char *script, int argc, char **argv, const char *const *extra, int nextra)
 {
 	char path[4096];
-	const char *dir = data_dir();
 	const char **args;
 	int i, n = 0, status;
 	sqlite3 *db;
 
-	if (!dir)
+	if (!rscript_path(script, path, sizeof(path)))
 		return -1;
 	args = calloc((size_t)(argc + nextra + 8), sizeof(*args));
 	if (!args)
 		return set_err("out of memory");
-	snprintf(path, sizeof(path), RSCRIPT_PATH_FMT, dir, script);
 	args[n++] = "Rscript";
 	args[n++] = path;
 	args[n++] = "--db";

@@ -16,11 +16,5 @@ int proc_run(const char *const *argv, const char *input, struct buf *out);
 int proc_line(const char *const *argv, char *line, size_t cap);
 /* The path of this program (for running rcuwb's own subcommands). */
 const char *proc_self(void);
-/*
- * The R entry scripts' paths, for snprintf with data_dir() and a script's
- * name ("gate.R" -> DATA/stats/exec/rcuwb-gate.R): the R package stats/
- * keeps them apart from its library files in R/.
- */
-#define RSCRIPT_PATH_FMT "%s/stats/exec/rcuwb-%s"
 
 #endif

@@ -171,13 +171,8 @@ int variant_load(const char *path, struct variant *v)
 const char *variant_changes_dir(void)
 {
 	static char path[PATH_MAX];
-	const char *env = getenv("RCUWB_CHANGES"), *dir;
 
-	if (env && *env)
-		return env;
-	if (!(dir = data_dir()) || path_fmt(path, sizeof(path), "%s/kernel-changes", dir) < 0)
-		return NULL;
-	return path;
+	return data_path("RCUWB_CHANGES", "kernel-changes", path, sizeof(path));
 }
 
 int variant_check(const char *name)
