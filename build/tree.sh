@@ -43,6 +43,14 @@ if [ "$(cat "$dest/.rcuwb-debian" 2>/dev/null)" = "$pkg $version" ]; then
 	exit 0
 fi
 mkdir -p "$RCUWB_CACHE/src/debian"
+# one extraction of a line at a time (make check extracts beside its tests):
+# whoever waited finds the tree ready
+exec 8>"$RCUWB_CACHE/src/.tree-$line.lock"
+flock 8
+if [ "$(cat "$dest/.rcuwb-debian" 2>/dev/null)" = "$pkg $version" ]; then
+	publish
+	exit 0
+fi
 tmp=$(mktemp -d "$RCUWB_CACHE/src/.extract.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 

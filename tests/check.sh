@@ -9,47 +9,58 @@
 # tests, then the suites that failed or did not run.  Exit 0 only when
 # every suite ran and passed.
 #
+# Where a suite runs (the second column of the table below):
+#   a, b   in one of two lanes that start at once, beside the kernel
+#          builds: suites that build no kernel, boot no guest and time
+#          nothing, so they may share the 2 PUs with a build and each other;
+#          their output is printed whole when the lanes have ended
+#   k      after the kernels are built, still beside lanes a and b: suites
+#          that build kernels of their own in the shared build trees
+#   g      last, one at a time, with nothing else running: suites that boot
+#          guests (their runs are flagged host-busy when something else
+#          takes CPU, and some of them time or gate what they measure)
+#
 #   tests/check.sh LOG     everything also goes to LOG
 #   SUITES="unit hosts" tests/check.sh LOG    only these suites (make check SUITES=...)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 log=${1:-runner/obj/check.log}
 mkdir -p "$(dirname "$log")"
 : > "$log"
 limit=${RCUWB_SUITE_TIMEOUT:-2400}	# seconds a suite may take
 
 # The kernels the guest suites boot: every variant of the 6.1 series in
-# `tiny`, `after` in `tree` (the Kconfig axis), and the 6.12 ones.
+# `tiny`, `after` in `leaf2` (the Kconfig axis: a scenario that differs from
+# tiny in kernel/rcu alone), and the 6.12 ones.
 kernels() {
 	make -s kernel VARIANTS="v4.9 v4.10 v4.11 before after planted stock" &&
-	make -s kernel VARIANTS="after" KCONFIGS=tree &&
+	make -s kernel VARIANTS="after" KCONFIGS=leaf2 &&
 	make -s kernel VARIANTS="stock-6.12 after-6.12 v4.9-6.12"
 }
 
-# NAME NEEDS-KERNELS COMMAND...  (when any chosen suite needs the kernels, they
-# are built first, the kernel trees with them, which the tree suites use)
+# NAME WHERE COMMAND...  (WHERE: a, b, k or g, above)
 suites=(
-	"unit          no  make -s -C runner unit"
-	"install       no  runner/tests/install.sh"
-	"unit-san      no  make -s -C runner unit-san"
-	"fuzz-regress  no  make -s -C runner fuzz-regress"
-	"roundtrip     no  kernel-changes/tests/roundtrip.sh"
-	"apply-failure no  kernel-changes/tests/apply-failure.sh"
-	"sync-tree     no  build/tests/sync-tree.sh"
-	"sources       no  build/tests/sources.sh"
-	"stats         no  Rscript stats/tests/run.R"
-	"parity        yes runner/tests/kvm-recheck-parity.sh"
-	"integration   yes runner/tests/integration.sh"
-	"matrix        yes runner/tests/matrix.sh"
-	"sanitizers    yes runner/tests/sanitizers.sh"
-	"faults        yes runner/tests/faults.sh"
-	"hosts         yes runner/tests/hosts.sh"
-	"gate          yes runner/tests/gate.sh"
-	"compare       yes runner/tests/compare.sh"
-	"plant         yes runner/tests/plant.sh"
-	"midboot       yes runner/tests/midboot.sh"
-	"debian612     yes runner/tests/debian612.sh"
-	"nightly       yes runner/tests/nightly.sh"
+	"unit          a  make -s -C runner unit"
+	"install       a  runner/tests/install.sh"
+	"unit-san      a  make -s -C runner unit-san"
+	"fuzz-regress  a  make -s -C runner fuzz-regress"
+	"roundtrip     a  kernel-changes/tests/roundtrip.sh"
+	"apply-failure a  kernel-changes/tests/apply-failure.sh"
+	"sync-tree     a  build/tests/sync-tree.sh"
+	"stats         b  Rscript stats/tests/run.R"
+	"sources       k  build/tests/sources.sh"
+	"parity        g  runner/tests/kvm-recheck-parity.sh"
+	"integration   g  runner/tests/integration.sh"
+	"matrix        g  runner/tests/matrix.sh"
+	"sanitizers    g  runner/tests/sanitizers.sh"
+	"faults        g  runner/tests/faults.sh"
+	"hosts         g  runner/tests/hosts.sh"
+	"gate          g  runner/tests/gate.sh"
+	"compare       g  runner/tests/compare.sh"
+	"plant         g  runner/tests/plant.sh"
+	"midboot       g  runner/tests/midboot.sh"
+	"debian612     g  runner/tests/debian612.sh"
+	"nightly       g  runner/tests/nightly.sh"
 )
 
 # the suites asked for (all by default)
@@ -67,12 +78,14 @@ if [ -n "${SUITES:-}" ]; then
 fi
 needs_kernels=false
 for s in "${suites[@]}"; do
-	read -r _ needs _ <<< "$s"
-	[ "$needs" = yes ] && needs_kernels=true
+	read -r _ where _ <<< "$s"
+	[ "$where" = g ] && needs_kernels=true
 done
 
 passed=0 failed=0 nsuites=${#suites[@]}
 bad_suites=() not_run=()
+outdir=$(mktemp -d "${TMPDIR:-/tmp}/rcuwb-check.XXXXXX")
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$outdir"' EXIT
 
 # the "N passed, M failed" lines a suite printed, added up: "P F"
 counts() {
@@ -81,29 +94,30 @@ counts() {
 
 say() { echo "$*" | tee -a "$log"; }
 
-kernels_ok=true
-start=$(date +%s)
-if $needs_kernels; then
-	say "check: building the guest kernels the suites boot"
-fi
-if $needs_kernels && ! kernels 2>&1 | tee -a "$log"; then
-	kernels_ok=false
-	say "check: FAIL the guest kernels could not be built: the suites that boot guests do not run"
-fi
-
-for s in "${suites[@]}"; do
-	read -r name needs cmd <<< "$s"
-	if [ "$needs" = yes ] && ! $kernels_ok; then
-		not_run+=("$name")
-		continue
-	fi
-	out=$(mktemp)
+# run NAME COMMAND...: run one suite with its time limit; its output to
+# $outdir/NAME.out (and, with live=1 in the environment, to the terminal
+# and the log as it comes), its exit status and seconds to NAME.rc
+run() {
+	local name=$1 t0 rc
+	shift
 	t0=$(date +%s)
-	# shellcheck disable=SC2086 # the command is words
-	timeout --kill-after=30 "$limit" $cmd 2>&1 | tee "$out" | tee -a "$log"
-	rc=${PIPESTATUS[0]}
-	read -r p f < <(counts "$out")
-	rm -f "$out"
+	if [ "${live:-0}" = 1 ]; then
+		timeout --kill-after=30 "$limit" "$@" 2>&1 | tee "$outdir/$name.out" | tee -a "$log"
+		rc=${PIPESTATUS[0]}
+	else
+		timeout --kill-after=30 "$limit" "$@" > "$outdir/$name.out" 2>&1
+		rc=$?
+	fi
+	echo "$rc $(($(date +%s) - t0))" > "$outdir/$name.rc"
+}
+
+# tally NAME [quiet]: count a suite that ran (printing its output first
+# unless it was printed live)
+tally() {
+	local name=$1 rc secs p f
+	[ "${2:-}" = quiet ] || tee -a "$log" < "$outdir/$name.out"
+	read -r rc secs < "$outdir/$name.rc"
+	read -r p f < <(counts "$outdir/$name.out")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -115,7 +129,56 @@ for s in "${suites[@]}"; do
 	passed=$((passed + p))
 	failed=$((failed + f))
 	[ "$f" -eq 0 ] || bad_suites+=("$name")
-	say "check: $name took $(($(date +%s) - t0)) s"
+	say "check: $name took $secs s"
+}
+
+# lane WHERE: the chosen suites of one lane, one after another
+lane() {
+	local s name where cmd
+	for s in "${suites[@]}"; do
+		read -r name where cmd <<< "$s"
+		[ "$where" = "$1" ] || continue
+		# shellcheck disable=SC2086 # the command is words
+		run "$name" $cmd
+		echo "check: $name ended (lane $1)"
+	done
+}
+
+start=$(date +%s)
+lane a & lane_a=$!
+lane b & lane_b=$!
+
+kernels_ok=true
+if $needs_kernels; then
+	say "check: building the guest kernels the suites boot (beside lanes a and b)"
+	if ! kernels 2>&1 | tee -a "$log"; then
+		kernels_ok=false
+		say "check: FAIL the guest kernels could not be built: the suites that boot guests do not run"
+	fi
+fi
+for s in "${suites[@]}"; do
+	read -r name where cmd <<< "$s"
+	# shellcheck disable=SC2086 # the command is words
+	[ "$where" = k ] && live=1 run "$name" $cmd
+done
+wait "$lane_a" "$lane_b"
+
+# what ran beside the builds, in table order, then the guest suites
+for s in "${suites[@]}"; do
+	read -r name where cmd <<< "$s"
+	case $where in
+	a | b) tally "$name" ;;
+	k) tally "$name" quiet ;;
+	g)
+		if ! $kernels_ok; then
+			not_run+=("$name")
+			continue
+		fi
+		# shellcheck disable=SC2086 # the command is words
+		live=1 run "$name" $cmd
+		tally "$name" quiet
+		;;
+	esac
 done
 
 list() { [ $# -eq 0 ] && echo none || echo "$*"; }
