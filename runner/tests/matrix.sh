@@ -2,8 +2,8 @@
 # runner/tests/matrix.sh: `rcuwb run` on a small real matrix: every run stored,
 # --resume idempotent, deleted runs rerun exactly, and a runner killed with
 # SIGKILL in the middle leaves no guest behind and resumes to a complete set;
-# Kconfig scenarios as a dimension (kconfigs: [tiny, tree], needs
-# 'make kernel VARIANTS=after KCONFIGS=tree'); what a kernel cannot do (probe
+# Kconfig scenarios as a dimension (kconfigs: [tiny, leaf2], needs
+# 'make kernel VARIANTS=after KCONFIGS=leaf2'); what a kernel cannot do (probe
 # stages on stock) refused before any guest boots; schema migrations 1-7 -> 8.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -170,35 +170,43 @@ expect "schema 7 database migrated: runs kept, the view run_status added, one ru
 check "every run records its host's URI" test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND host_uri = 'qemu:///system'")" = "$nmt"
 check "a Debian kernel's runs have no commit id" test "$(q "SELECT COUNT(commit_id) FROM runs WHERE matrix='mt'")" = 0
 
-# Kconfig scenarios: one cell, the kernel in tiny and in tree; each run
-# stores its scenario, and summary shows the two apart.
+# Kconfig scenarios: one cell, the kernel in tiny and in leaf2 (tiny with
+# RCU_FANOUT_LEAF=2: a scenario that rebuilds kernel/rcu alone, so make
+# check does not build a whole tree for it); each run stores its scenario,
+# and summary shows the two apart.
 cat > "$work/kc.yaml" <<EOY
 name: kc
 variants: [$variant]
-kconfigs: [tiny, tree]
+kconfigs: [tiny, leaf2]
 topologies: [{vcpus: 1}]
 rcuscale: {nreaders: 0, holdoff: 1, nwriters: 1}
 timeout: 120
 EOY
 "$rcuwb" -q -d "$db" run "$work/kc.yaml"
-expect "a kconfigs: [tiny, tree] matrix runs each scenario once, ok" "tiny|v1-n1/normal/w1-r0|ok tree|v1-n1/normal/w1-r0/k=tree|ok" \
+expect "a kconfigs: [tiny, leaf2] matrix runs each scenario once, ok" "leaf2|v1-n1/normal/w1-r0/k=leaf2|ok tiny|v1-n1/normal/w1-r0|ok" \
 	"$(q "SELECT group_concat(kconfig || '|' || cell || '|' || outcome, ' ') FROM (SELECT * FROM runs WHERE matrix='kc' ORDER BY kconfig)")"
-check "the two scenarios' kernels differ as tree.config says (HZ 1000, preemptible)" \
-	test "$(q "SELECT kconfig_hz || kconfig_preempt FROM runs WHERE matrix='kc' AND kconfig='tree'")" = 1000full
+kcdir() { q "SELECT run_dir FROM runs WHERE matrix='kc' AND kconfig='$1'"; }
+check "the two scenarios' kernels differ as leaf2.config says (leaf fan-out 2 against 16, HZ 250 both)" \
+	bash -c "grep -qx CONFIG_RCU_FANOUT_LEAF=2 '$(kcdir leaf2)/kernel.config' &&
+		 grep -qx CONFIG_RCU_FANOUT_LEAF=16 '$(kcdir tiny)/kernel.config' &&
+		 test \"$(q "SELECT group_concat(kconfig_hz || kconfig_preempt) FROM runs WHERE matrix='kc'")\" = 250full,250full"
+check "the leaf2 guest says so at boot, the tiny one does not" \
+	bash -c "grep -q 'Build-time adjustment of leaf fanout to 2' '$(kcdir leaf2)/console.log' &&
+		 ! grep -q 'leaf fanout' '$(kcdir tiny)/console.log'"
 summ=$("$rcuwb" -d "$db" summary -M kc)
 check "summary shows the two scenarios apart" \
-	test "$(grep -c "^kc .* v1-n1/normal/w1-r0\(/k=tree\)\? " <<< "$summ")" = 2 -a -n "$(grep -F "v1-n1/normal/w1-r0/k=tree" <<< "$summ")"
+	test "$(grep -c "^kc .* v1-n1/normal/w1-r0\(/k=leaf2\)\? " <<< "$summ")" = 2 -a -n "$(grep -F "v1-n1/normal/w1-r0/k=leaf2" <<< "$summ")"
 
 "$rcuwb" -q -d "$db" report --out "$work/kc-report" --matrix kc --no-plots >/dev/null 2>&1
 check "the report keeps the two scenarios apart" \
-	grep -qF "v1-n1/normal/w1-r0/h1/hz1000-full-idle/k=tree" "$work/kc-report/report.md"
+	grep -qF "v1-n1/normal/w1-r0/h1/hz250-full-idle/k=leaf2" "$work/kc-report/report.md"
 
 # The gate between two scenarios of one kernel (stats/exec/rcuwb-settings.R --by
-# kconfig): the runs of tiny and tree pair up in one cell, their configs
+# kconfig): the runs of tiny and leaf2 pair up in one cell, their configs
 # differ by design and are allowed; one run a side decides nothing.
 sett=$(Rscript "$here/../../stats/exec/rcuwb-settings.R" --db "$db" --matrix kc --by kconfig 2>&1); rc=$?
-check "settings --by kconfig pairs tiny and tree in one cell and cannot decide on 1+1 runs (exit 3)" \
-	test "$rc" = 3 -a -n "$(grep -F "v1-n1/normal/w1-r0/h1" <<< "$sett")" -a -z "$(grep -F "k=tree" <<< "$sett")" \
+check "settings --by kconfig pairs tiny and leaf2 in one cell and cannot decide on 1+1 runs (exit 3)" \
+	test "$rc" = 3 -a -n "$(grep -F "v1-n1/normal/w1-r0/h1" <<< "$sett")" -a -z "$(grep -F "k=leaf2" <<< "$sett")" \
 	-a -z "$(grep -i "not comparable" <<< "$sett")"
 
 # A pair the matrix names that is not built, an unknown scenario, and probe

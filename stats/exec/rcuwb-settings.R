@@ -3,8 +3,9 @@
 # matrix, told apart by a boot parameter (e.g. perf-configs/studies/holdoff.yaml:
 # rcuscale.holdoff=3 against holdoff "boot"), or by where QEMU's threads
 # ran (--by emulator: shared is the baseline, apart the candidate), or by
-# the guest kernel's Kconfig scenario (--by kconfig: the first of --names,
-# default tiny, is the baseline, the second, default tree, the candidate;
+# the guest kernel's Kconfig scenario (--by kconfig: the first of --names is
+# the baseline, the second the candidate; without --names, tiny against the
+# matrix's one other scenario;
 # their configurations differ by design, so the gate allows it), or by
 # matrix (--by matrix: the runs of the first of --matrix are the baseline,
 # of the second the candidate, e.g. one guest at a time against side by
@@ -59,11 +60,19 @@ settings_main <- function(args) {
   }
   rt <- build_run_table(read_runs(db, matrix = matrix), run_stats(read_samples(db, matrix = matrix)))
   if (by_kc) {
-    nm <- if (is.null(o$names)) c("tiny", "tree") else parse_list(o$names, "names")
-    if (length(nm) != 2) usage_error("bad value for --names: '%s' (give two scenarios, baseline first)", o$names)
     kc <- ifelse(is.na(rt$kconfig) | !nzchar(rt$kconfig), "tiny", rt$kconfig)
+    have <- sort(unique(kc))
+    if (is.null(o$names)) {
+      if (!("tiny" %in% have) || length(have) != 2) {
+        usage_error("--by kconfig: matrix %s has scenarios %s: give --names BASE,CAND", matrix, paste(have, collapse = ", "))
+      }
+      nm <- c("tiny", setdiff(have, "tiny"))
+    } else {
+      nm <- parse_list(o$names, "names")
+    }
+    if (length(nm) != 2) usage_error("bad value for --names: '%s' (give two scenarios, baseline first)", o$names)
     for (k in nm) {
-      if (!any(kc == k)) usage_error("bad value for --names: '%s' (no run of scenario %s)", o$names %||% "tiny,tree", k)
+      if (!any(kc == k)) usage_error("bad value for --names: '%s' (no run of scenario %s)", o$names, k)
     }
     rt <- rt[kc %in% nm, , drop = FALSE]
     param <- nm[1]
