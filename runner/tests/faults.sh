@@ -20,7 +20,7 @@ trap cleanup EXIT
 
 mat() { # NAME VCPUS REPS: one cell, expedited GPs (the shortest runs)
 	printf 'name: %s\nvariants: [%s]\ntopologies: [{vcpus: %s}]\nmodes: [expedited]\n' "$1" "$variant" "$2" > "$work/$1.yaml"
-	printf 'rcuscale: {nwriters: 1, nreaders: 0, holdoff: boot}\nreps: %s\ntimeout: 120\nseed: 5\n' "$3" >> "$work/$1.yaml"
+	printf 'rcuscale: {nwriters: 1, nreaders: 0, holdoff: 1}\nreps: %s\ntimeout: 120\nseed: 5\n' "$3" >> "$work/$1.yaml"
 }
 results() { # MATRIX: runs that are results (not repeated by --resume)
 	q "SELECT COUNT(*) FROM runs WHERE matrix='$1' AND outcome NOT IN ('interrupted', 'host-failed')"

@@ -62,7 +62,7 @@ mat() { # NAME REPS: before and after in one 1-vCPU cell, normal GPs
 		variants: [before, $variant]
 		topologies: [{vcpus: 1}]
 		modes: [normal]
-		rcuscale: {nwriters: 1, nreaders: 0, holdoff: boot}
+		rcuscale: {nwriters: 1, nreaders: 0, holdoff: 1}
 		reps: $2
 		timeout: 120
 		seed: 3

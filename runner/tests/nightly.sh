@@ -80,7 +80,7 @@ name: nightly-cell
 variants: [unused]
 topologies: [{vcpus: 1}]
 modes: [normal]
-rcuscale: {nreaders: 0, holdoff: boot}
+rcuscale: {nreaders: 0, holdoff: 1}
 reps: 4
 timeout: 120
 seed: 3

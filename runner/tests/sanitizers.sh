@@ -23,7 +23,7 @@ check "with no sanitizer report" clean "$work/boot.out"
 expect "and its run stored ok" ok "$(last outcome)"
 
 printf 'name: san-mt\nvariants: [%s]\ntopologies: [{vcpus: 1}]\nmodes: [normal, expedited]\n' "$variant" > "$work/mt.yaml"
-printf 'rcuscale: {nwriters: 1, nreaders: 0, holdoff: boot}\nreps: 1\ntimeout: 120\n' >> "$work/mt.yaml"
+printf 'rcuscale: {nwriters: 1, nreaders: 0, holdoff: 1}\nreps: 1\ntimeout: 120\n' >> "$work/mt.yaml"
 "$san" -q -d "$db" run "$work/mt.yaml" > "$work/run.out" 2>&1
 expect "a matrix (placement, PU locks, interleaving) under the sanitizers exits cleanly" 0 $?
 check "with no sanitizer report" clean "$work/run.out"
