@@ -9,6 +9,7 @@
 #include "session.h"
 #include "cli.h"
 #include "common.h"
+#include "evloop.h"
 #include "db.h"
 
 static const char rerun_help[] =
@@ -99,7 +100,7 @@ int do_rerun(int argc, char **argv)
 		ret = -1;
 	if (ret == 0) {
 		snprintf(j.env.cmdline, sizeof(j.env.cmdline), "%s", cmdline.data);
-		ret = hv_wait(&j.host->hv, 1);
+		ret = evloop_wait(&j.host->hv, 1);
 	}
 	if (ret == 0 && (ret = job_finish(&sess, &j)) == 0)
 		runline_print(&j, 1, 1);

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "evloop.h"
 #include "runline.h"
 
 enum { RS_PENDING, RS_RUNNING, RS_DONE };
@@ -286,7 +287,7 @@ static int idle_wait(struct dispatch *d, bool *told)
 		if (now_s() - d->down_since > longest_reconnect(d))
 			return set_err("no host came back within %d s: %d runs stored, %zu planned; "
 				       "continue with: rcuwb run --resume", longest_reconnect(d), d->done, d->n);
-		return hv_sleep(&d->sess->hosts[0].hv, 500);
+		return evloop_sleep(&d->sess->hosts[0].hv, 500);
 	}
 	d->down_since = 0;
 	for (i = 0; i < d->sess->nhosts && !*told; i++)
@@ -299,7 +300,7 @@ static int idle_wait(struct dispatch *d, bool *told)
 		info("rcuwb: waiting for host PUs that another rcuwb process holds (%s)\n", any->pl.locks->dir);
 	*told = true;
 	/* 300-700 ms, differing between runners, so that two never retry in step */
-	return hv_sleep(&any->hv, 300 + (int)((unsigned)getpid() * 7919u % 400u));
+	return evloop_sleep(&any->hv, 300 + (int)((unsigned)getpid() * 7919u % 400u));
 }
 
 int dispatch_run(struct dispatch *d)
@@ -327,7 +328,7 @@ int dispatch_run(struct dispatch *d)
 		if (!d->nactive && (all_done(d) || d->errors))
 			break;
 		if (d->nactive) {
-			if (hv_iterate() < 0)
+			if (evloop_iterate() < 0)
 				return -1;
 			reap(d);
 		} else if (idle_wait(d, &told) < 0) {

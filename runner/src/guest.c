@@ -1,51 +1,26 @@
 /*
- * guest.c: guests through libvirt's C API.
+ * guest.c: a guest's life through libvirt's C API.
  *
  * Every guest is a transient domain started with VIR_DOMAIN_START_AUTODESTROY,
  * so it cannot outlive the runner's connection, whatever happens to the
- * runner.  The runner sleeps in libvirt's event loop: lifecycle events end a
- * guest, an inotify watch on the console file delivers console output as it
- * is written (no polling), a timer enforces the deadline, and a signalfd
- * turns Ctrl-C into destroying every guest.  A close callback notices
- * libvirtd going away; the guests run on without it (QEMU does not need
- * it) and are found again by name once a reconnect succeeds.
+ * runner.  Lifecycle events end a guest, an inotify watch on the console
+ * file delivers console output as it is written (no polling), or a console
+ * stream does where the host is remote, and a timer enforces the deadline.
+ * What happens to the guests when their connection is lost or comes back
+ * (hypervisor.c) is here too: they are the guests' ends.
  */
 #define _GNU_SOURCE
 #include "guest.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
-#include <libvirt/virterror.h>
-
 #include "common.h"
-
-const char *hv_err(void)
-{
-	const char *m = virGetLastErrorMessage();
-
-	return m ? m : "unknown libvirt error";
-}
-
-/* libvirt's default handler prints every error on stderr; we report once. */
-static void quiet_virt_errors(void *opaque, virErrorPtr err)
-{
-	(void)opaque;
-	(void)err;
-}
-
-void hv_version_str(unsigned long v, char out[16])
-{
-	snprintf(out, 16, "%u.%u.%u", (unsigned)(v / 1000000 % 1000), (unsigned)(v / 1000 % 1000),
-		 (unsigned)(v % 1000));
-}
 
 static struct guest *find_guest(struct hypervisor *hv, const char *name)
 {
@@ -218,7 +193,7 @@ void guest_stop(struct hypervisor *hv, struct guest *g, enum guest_end why, cons
 	finish(hv, g);
 }
 
-static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+int guests_on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
 {
 	struct hypervisor *hv = opaque;
 	struct guest *g = find_guest(hv, virDomainGetName(dom));
@@ -274,7 +249,7 @@ static void on_console_event(int watch, int fd, int events, void *opaque)
 }
 
 /* Stop every running guest (one pass: while libvirt is away, they wait for the reconnect). */
-static void stop_all(struct hypervisor *hv, enum guest_end why, const char *detail)
+void guests_stop_all(struct hypervisor *hv, enum guest_end why, const char *detail)
 {
 	struct guest *g, *next;
 
@@ -284,20 +259,18 @@ static void stop_all(struct hypervisor *hv, enum guest_end why, const char *deta
 	}
 }
 
-static void add_orphan(struct hypervisor *hv, const char *name);
-
 /*
  * Unreachable for good: every guest ends here as the host's failure (its
  * console may still show it finished); its domain, which may still run,
  * is destroyed by name if the host comes back.
  */
-static void give_up(struct hypervisor *hv, const char *why)
+void guests_give_up(struct hypervisor *hv, const char *why)
 {
 	while (hv->guests) {
 		struct guest *g = hv->guests;
 
 		if (g->dom_started)
-			add_orphan(hv, g->name);
+			hv_add_orphan(hv, g->name);
 		g->end = g->stop_pending ? g->end : END_HOST_FAILED;
 		g->lost_with_conn = !g->stop_pending;
 		if (!g->stop_pending)
@@ -306,24 +279,8 @@ static void give_up(struct hypervisor *hv, const char *why)
 	}
 }
 
-void hv_abandon(struct hypervisor *hv, const char *why)
-{
-	if (hv->lost)
-		give_up(hv, why);
-}
-
-static void add_orphan(struct hypervisor *hv, const char *name)
-{
-	char (*o)[64] = realloc(hv->orphans, (size_t)(hv->norphans + 1) * sizeof(*o));
-
-	if (!o)
-		return;	/* the next runner's stale cleanup destroys it */
-	hv->orphans = o;
-	snprintf(hv->orphans[hv->norphans++], 64, "%s", name);
-}
-
 /* Guests whose console went with the connection: they end now, destroyed on the reconnect. */
-static void drop_streamed(struct hypervisor *hv)
+void guests_drop_streamed(struct hypervisor *hv)
 {
 	struct guest *g, *next;
 
@@ -335,7 +292,7 @@ static void drop_streamed(struct hypervisor *hv)
 			finish(hv, g);
 			continue;
 		}
-		add_orphan(hv, g->name);
+		hv_add_orphan(hv, g->name);
 		if (!g->stop_pending) {
 			g->end = END_HOST_FAILED;
 			g->lost_with_conn = true;
@@ -346,27 +303,8 @@ static void drop_streamed(struct hypervisor *hv)
 	}
 }
 
-static void destroy_orphans(struct hypervisor *hv)
-{
-	int i;
-
-	for (i = 0; i < hv->norphans; i++) {
-		virDomainPtr dom = virDomainLookupByName(hv->conn, hv->orphans[i]);
-
-		if (dom) {
-			info("rcuwb: destroying %s on %s, left when the connection was lost\n",
-			     hv->orphans[i], hv->uri);
-			virDomainDestroy(dom);
-			virDomainFree(dom);
-		}
-	}
-	free(hv->orphans);
-	hv->orphans = NULL;
-	hv->norphans = 0;
-}
-
 /* After a reconnect: every guest again by name; one that ended meanwhile ends now. */
-static void readopt(struct hypervisor *hv)
+void guests_readopt(struct hypervisor *hv)
 {
 	struct guest *g, *next;
 
@@ -390,254 +328,6 @@ static void readopt(struct hypervisor *hv)
 			guest_stop(hv, g, g->end, g->end_detail);
 		}
 	}
-}
-
-static void on_close(virConnectPtr conn, int reason, void *opaque);
-static void go_lost(struct hypervisor *hv);
-static int hv_versions(struct hypervisor *hv);
-
-/* Lifecycle events and the close callback on hv->conn. */
-static int hv_attach(struct hypervisor *hv)
-{
-	hv->lifecycle_cb = virConnectDomainEventRegisterAny(hv->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-							    VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), hv, NULL);
-	if (hv->lifecycle_cb < 0)
-		return set_err("libvirt lifecycle events: %s", hv_err());
-	if (virConnectRegisterCloseCallback(hv->conn, on_close, hv, NULL) < 0)
-		return set_err("libvirt close callback: %s", hv_err());
-	return 0;
-}
-
-static void on_reconnect(int timer, void *opaque)
-{
-	struct hypervisor *hv = opaque;
-	virConnectPtr conn, old;
-
-	(void)timer;
-	if (!hv->lost)
-		return;
-	conn = virConnectOpen(hv->uri);
-	if (!conn) {
-		if (!hv->gone && now_s() - hv->lost_at >= hv->reconnect_s) {
-			hv->gone = true;
-			info("rcuwb: libvirt at %s did not come back within %d s\n", hv->uri, hv->reconnect_s);
-			give_up(hv, "libvirtd went away and did not come back");
-		}
-		/* back off: 1 s doubling to HV_BACKOFF_MAX_MS */
-		hv->backoff_ms = hv->backoff_ms * 2 > HV_BACKOFF_MAX_MS ? HV_BACKOFF_MAX_MS : hv->backoff_ms * 2;
-		virEventUpdateTimeout(hv->reconnect_timer, hv->backoff_ms);
-		return;
-	}
-	virEventRemoveTimeout(hv->reconnect_timer);
-	hv->reconnect_timer = -1;
-	old = hv->conn;
-	hv->conn = conn;
-	hv->lost = hv->gone = false;
-	if (old) {
-		virConnectUnregisterCloseCallback(old, on_close);
-		virConnectClose(old);
-	}
-	if (hv_versions(hv) < 0 || hv_attach(hv) < 0) {
-		info("rcuwb: %s\n", last_err());
-		hv->gone = true;
-		give_up(hv, "libvirt came back without events");
-		return;
-	}
-	info("rcuwb: reconnected to libvirt at %s after %.0f s; %d guest(s) to find again\n", hv->uri,
-	     now_s() - hv->lost_at, hv->nrunning);
-	destroy_orphans(hv);
-	readopt(hv);
-	if (hv->on_back)
-		hv->on_back(hv->back_opaque);
-}
-
-static void on_close(virConnectPtr conn, int reason, void *opaque)
-{
-	struct hypervisor *hv = opaque;
-
-	if (conn != hv->conn || hv->lost || hv->closing)
-		return;	/* an old connection, or our own close */
-	info("rcuwb: lost the connection to libvirt at %s (%s) with %d guest(s) running: reconnecting\n",
-	     hv->uri, reason == VIR_CONNECT_CLOSE_REASON_EOF ? "libvirtd went away" : "closed", hv->nrunning);
-	go_lost(hv);
-}
-
-/* Start reconnecting (a lost connection, or none at the start). */
-static void go_lost(struct hypervisor *hv)
-{
-	hv->lost = true;
-	hv->lost_at = now_s();
-	hv->lifecycle_cb = -1;
-	drop_streamed(hv);
-	hv->backoff_ms = 1000;
-	hv->reconnect_timer = virEventAddTimeout(hv->backoff_ms, on_reconnect, hv, NULL);
-	if (hv->reconnect_timer < 0) {
-		hv->gone = true;
-		give_up(hv, "lost the connection to libvirt");
-	}
-}
-
-/*
- * Signals are the process's, not one connection's: one signalfd, and
- * Ctrl-C stops the guests of every open hypervisor.
- */
-static struct hypervisor *open_hvs[16];
-static int sig_fd = -1, sig_watch = -1;
-
-static void on_signal(int watch, int fd, int events, void *opaque)
-{
-	struct signalfd_siginfo si;
-	size_t i;
-
-	(void)watch;
-	(void)events;
-	(void)opaque;
-	if (read(fd, &si, sizeof(si)) != sizeof(si))
-		return;
-	for (i = 0; i < ARRAY_SIZE(open_hvs); i++) {
-		struct hypervisor *hv = open_hvs[i];
-
-		if (!hv)
-			continue;
-		hv->interrupted = true;
-		info("\nrcuwb: %s: destroying %d running guest(s) on %s\n", strsignal((int)si.ssi_signo),
-		     hv->nrunning, hv->uri);
-		stop_all(hv, END_INTERRUPTED, "runner interrupted");
-	}
-}
-
-/* The event loop (once per process) and the signal watch. */
-static int hv_register(struct hypervisor *hv)
-{
-	static bool loop;
-	sigset_t mask;
-	size_t i;
-
-	virSetErrorFunc(NULL, quiet_virt_errors);
-	if (!loop && virEventRegisterDefaultImpl() < 0)
-		return set_err("libvirt event loop: %s", hv_err());
-	loop = true;
-	for (i = 0; i < ARRAY_SIZE(open_hvs) && open_hvs[i]; i++)
-		;
-	if (i == ARRAY_SIZE(open_hvs))
-		return set_err("more than %zu libvirt connections", ARRAY_SIZE(open_hvs));
-	open_hvs[i] = hv;
-	if (sig_fd >= 0)
-		return 0;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sig_fd < 0)
-		return set_err("signalfd: %s", strerror(errno));
-	sig_watch = virEventAddHandle(sig_fd, VIR_EVENT_HANDLE_READABLE, on_signal, NULL, NULL);
-	return sig_watch < 0 ? set_err("libvirt event loop: cannot watch signals") : 0;
-}
-
-static void hv_unregister(struct hypervisor *hv)
-{
-	size_t i;
-	bool any = false;
-
-	for (i = 0; i < ARRAY_SIZE(open_hvs); i++) {
-		if (open_hvs[i] == hv)
-			open_hvs[i] = NULL;
-		any |= open_hvs[i] != NULL;
-	}
-	if (any || sig_fd < 0)
-		return;
-	if (sig_watch >= 0)
-		virEventRemoveHandle(sig_watch);
-	close(sig_fd);
-	sig_fd = sig_watch = -1;
-}
-
-static int hv_versions(struct hypervisor *hv)
-{
-	if (virConnectGetVersion(hv->conn, &hv->qemu_version) < 0 ||
-	    virConnectGetLibVersion(hv->conn, &hv->libvirt_version) < 0)
-		return set_err("libvirt at %s: %s", hv->uri, hv_err());
-	return 0;
-}
-
-static int hv_init(struct hypervisor *hv, const char *uri, int reconnect_s)
-{
-	memset(hv, 0, sizeof(*hv));
-	hv->lifecycle_cb = hv->reconnect_timer = -1;
-	hv->reconnect_s = reconnect_s;
-	snprintf(hv->uri, sizeof(hv->uri), "%s", uri);
-	return hv_register(hv);
-}
-
-int hv_open(struct hypervisor *hv, const char *uri)
-{
-	if (hv_init(hv, uri, HV_RECONNECT_S) < 0)
-		return -1;
-	hv->conn = virConnectOpen(uri);
-	if (!hv->conn)
-		return set_err("cannot connect to libvirt at %s (%s): run 'make libvirt' to start libvirtd",
-			       uri, hv_err());
-	if (hv_versions(hv) < 0 || hv_attach(hv) < 0)
-		return -1;
-	return 0;
-}
-
-int hv_open_lazy(struct hypervisor *hv, const char *uri, int reconnect_s)
-{
-	if (hv_init(hv, uri, reconnect_s) < 0)
-		return -1;
-	hv->conn = virConnectOpen(uri);
-	if (hv->conn && hv_versions(hv) == 0 && hv_attach(hv) == 0)
-		return 0;
-	info("rcuwb: cannot reach libvirt at %s (%s): retrying in the background\n", uri,
-	     hv->conn ? last_err() : hv_err());
-	if (hv->conn) {
-		virConnectClose(hv->conn);
-		hv->conn = NULL;
-	}
-	go_lost(hv);
-	return 0;
-}
-
-void hv_stop_guests(struct hypervisor *hv)
-{
-	stop_all(hv, END_INTERRUPTED, "runner exiting");
-}
-
-void hv_close(struct hypervisor *hv)
-{
-	hv_stop_guests(hv);
-	give_up(hv, "runner exiting while libvirt was away");	/* what could not be destroyed */
-	if (hv->conn && !hv->lost)
-		destroy_orphans(hv);
-	free(hv->orphans);
-	hv->orphans = NULL;
-	hv->norphans = 0;
-	if (hv->reconnect_timer >= 0)
-		virEventRemoveTimeout(hv->reconnect_timer);
-	hv_unregister(hv);
-	hv->closing = true;
-	if (hv->conn) {
-		if (!hv->lost) {
-			if (hv->lifecycle_cb >= 0)
-				virConnectDomainEventDeregisterAny(hv->conn, hv->lifecycle_cb);
-			virConnectUnregisterCloseCallback(hv->conn, on_close);
-		}
-		virConnectClose(hv->conn);
-	}
-	hv->conn = NULL;
-	hv->reconnect_timer = -1;
-}
-
-bool hv_has_kvm(struct hypervisor *hv)
-{
-	char *caps = virConnectGetCapabilities(hv->conn);
-	bool kvm = caps && strstr(caps, "<domain type='kvm'");
-
-	free(caps);
-	return kvm;
 }
 
 static int watch_console(struct guest *g)
@@ -724,7 +414,7 @@ int guest_start(struct hypervisor *hv, struct guest *g)
 			/* the connection closed under the start: the host's failure, not the guest's */
 			g->end = END_HOST_FAILED;
 			g->lost_with_conn = true;
-			add_orphan(hv, g->name);
+			hv_add_orphan(hv, g->name);
 			snprintf(g->end_detail, sizeof(g->end_detail),
 				 "lost the connection to libvirt at %.100s while starting the guest", hv->uri);
 		} else if (g->dom) {
@@ -748,37 +438,4 @@ fail:
 		close(g->out_fd);
 	g->ino_fd = g->con_fd = g->out_fd = -1;
 	return -1;
-}
-
-static void wake(int timer, void *opaque)
-{
-	(void)timer;
-	*(bool *)opaque = true;
-}
-
-int hv_sleep(struct hypervisor *hv, int ms)
-{
-	bool woke = false;
-	int timer = virEventAddTimeout(ms, wake, &woke, NULL), ret = 0;
-
-	if (timer < 0)
-		return set_err("libvirt event loop: cannot add a timer");
-	while (!woke && !hv->interrupted && ret == 0)
-		if (virEventRunDefaultImpl() < 0)
-			ret = set_err("libvirt event loop: %s", hv_err());
-	virEventRemoveTimeout(timer);
-	return ret;
-}
-
-int hv_iterate(void)
-{
-	return virEventRunDefaultImpl() < 0 ? set_err("libvirt event loop: %s", hv_err()) : 0;
-}
-
-int hv_wait(struct hypervisor *hv, int until)
-{
-	while (hv->nrunning >= until && hv->nrunning > 0)
-		if (virEventRunDefaultImpl() < 0)
-			return set_err("libvirt event loop: %s", hv_err());
-	return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "common.h"
 #include "domxml.h"
+#include "evloop.h"
 #include "session.h"
 #include "stage.h"
 
@@ -306,7 +307,7 @@ int job_run(struct session *sess, struct job *j)
 {
 	if (job_start(sess, j) < 0 && j->guest.end != END_START_FAILED)
 		return -1;
-	if (hv_wait(&j->host->hv, 1) < 0)
+	if (evloop_wait(&j->host->hv, 1) < 0)
 		return -1;
 	return job_finish(sess, j);
 }

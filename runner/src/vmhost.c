@@ -162,7 +162,7 @@ void vmhost_link_same_machine(struct vmhost *h, struct vmhost *hosts, int n)
 
 void vmhost_close(struct vmhost *h)
 {
-	hv_stop_guests(&h->hv);
+	guests_stop_all(&h->hv, END_INTERRUPTED, "runner exiting");
 	sweep_logs(h, true);
 	hv_close(&h->hv);
 	nodeload_stop(&h->load);
