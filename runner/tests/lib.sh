@@ -20,7 +20,7 @@ expect() {
 # (a busy timeout: two queries may open the WAL database at the same moment)
 q() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
 # the last run's EXPR: of its row in runs, and of the view run_status
-# (runner/src/db.c, named runs here too): host_busy (other processes took
+# (runner/src/results/db.c, named runs here too): host_busy (other processes took
 # over HOST_BUSY_SHARE of the host's PUs) and status (the outcome, or
 # host-busy for such an ok run: left out of statistics, repeated by --resume)
 last() { q "SELECT $1 FROM run_status AS runs ORDER BY id DESC LIMIT 1"; }

@@ -79,7 +79,7 @@
 # r-cran-energy) checks the statistic in the tests.
 #
 # State: the table changepoints of the results database.  Its schema and
-# the meaning of its columns are the runner's (runner/src/db.c, their one
+# the meaning of its columns are the runner's (runner/src/results/db.c, their one
 # home); the functions under "Change-point state" below are the only R
 # code that writes it, and they create nothing.
 
@@ -374,6 +374,70 @@ changepoint_power <- function(d, k, n, at = NULL, sd_log = 0.03, sd_commit = 0, 
                nsim = nsim, detected = sum(hits), rate = mean(hits), lo = ci[1], hi = ci[2])
   })
   do.call(rbind, res)
+}
+
+# False alerts over a history of rounds, as `rcuwb nightly` raises them.
+# Every round analyses the whole history again at level `alpha`
+# (history_changepoints(), the schedule's fixed seed), and a change point
+# is an alert only when none is stored within `move` commits of it
+# (changepoints_upsert()).  So `alpha` bounds the false-alarm rate of one
+# analysis, not of the history: the analyses of one branch share almost
+# all their data, so their false alerts are strongly correlated, but each
+# round is another look.  This simulates A/A branches (no change) round by
+# round: round r analyses the first r commits (`k` runs each, noise as
+# simulate_series()), from the first round with 2 * min_commits commits up
+# to `rounds` commits.  Returns one row: nsim branches; the share with at
+# least one false alert within each horizon of `horizons` rounds, with a
+# 95% Clopper-Pearson interval (columns any_H, any_H_lo, any_H_hi); the
+# false alerts per analysed round (alerts / rounds analysed, with its
+# interval); and the alerts' positions (which commits they name), to show
+# where false alerts come from.  Deterministic for a seed.
+changepoint_rounds <- function(rounds = 30, k = 4, sd_log = 0.03, sd_commit = 0.01,
+                               nsim = 50, horizons = rounds, min_commits = 2,
+                               alpha = 0.05, R = 199, seed = 1, move = 1) {
+  first <- 2 * min_commits
+  stopifnot(rounds >= first, all(horizons >= 1), all(horizons <= rounds))
+  one <- function(i) {
+    s <- simulate_series(rounds, k, 0, NULL, sd_log, sd_commit)
+    known <- integer()
+    at_round <- integer()
+    for (r in first:rounds) {
+      keep <- s$position <= r
+      cp <- edivisive_commits(s$y[keep], s$position[keep], min_commits = min_commits,
+                              alpha = alpha, R = R, seed = seed)
+      for (t in cp$first_bad) {
+        if (!length(known) || min(abs(known - t)) > move) {
+          known <- c(known, t)
+          at_round <- c(at_round, r)
+        }
+      }
+    }
+    list(at = known, round = at_round)
+  }
+  sims <- with_seed(seed, lapply(seq_len(nsim), one))
+  first_round <- vapply(sims, function(x) if (length(x$round)) min(x$round) else NA_real_,
+                        numeric(1))
+  out <- data.frame(rounds = rounds, k = k, sd_log = sd_log, sd_commit = sd_commit,
+                    alpha = alpha, nsim = nsim)
+  for (h in horizons) {
+    # rounds 1..h of the branch: analyses of up to h commits (the first
+    # round that can analyse anything has 2 * min_commits commits)
+    hit <- !is.na(first_round) & first_round <= h
+    ci <- stats::binom.test(sum(hit), nsim)$conf.int
+    out[[paste0("any_", h)]] <- mean(hit)
+    out[[paste0("any_", h, "_lo")]] <- ci[1]
+    out[[paste0("any_", h, "_hi")]] <- ci[2]
+  }
+  alerts <- sum(lengths(lapply(sims, `[[`, "round")))
+  looks <- nsim * (rounds - first + 1)
+  ci <- stats::binom.test(min(alerts, looks), looks)$conf.int
+  out$alerts <- alerts
+  out$looks <- looks
+  out$per_round <- alerts / looks
+  out$per_round_lo <- ci[1]
+  out$per_round_hi <- ci[2]
+  out$positions <- paste(sort(unlist(lapply(sims, `[[`, "at"))), collapse = ",")
+  out
 }
 
 # ---------------------------------------------------------------------------

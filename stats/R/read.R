@@ -21,8 +21,8 @@ RCUWB_HARD_FAILURES <- c(
 # share of the host's PUs while it ran: its latencies measure the host's
 # scheduler too, so it is not a data point, and `rcuwb run --resume`
 # repeats it.  The rule is the runner's (HOST_BUSY_SHARE,
-# runner/src/hostload.h), read here from the database's view run_status
-# (runner/src/db.c): its columns host_busy (0/1), host_busy_share and
+# runner/src/hosts/hostload.h), read here from the database's view run_status
+# (runner/src/results/db.c): its columns host_busy (0/1), host_busy_share and
 # status (the outcome, or host-busy for such an ok run), which read_runs()
 # returns with every column of runs.
 
@@ -42,7 +42,7 @@ host_busy_share <- function(runs) {
 }
 
 # Stop unless the database has `name`, a table or view of the runner's
-# schema (runner/src/db.c makes them all; the R side creates none).
+# schema (runner/src/results/db.c makes them all; the R side creates none).
 need_schema <- function(con, name) {
   if (!DBI::dbExistsTable(con, name)) {
     stop(sprintf(paste("the database has no %s (an older rcuwb schema): open it once with",

@@ -12,7 +12,7 @@ if (!"rcuwb" %in% loadedNamespaces()) {
 # first).
 rcuwb_bin <- normalizePath(file.path(stats_root, "..", "runner", "rcuwb"), mustWork = FALSE)
 
-# A database with the schema as the runner makes it (runner/src/db.c, its
+# A database with the schema as the runner makes it (runner/src/results/db.c, its
 # one home: the tables, the view run_status with the host-busy rule, the
 # change-point table), made once by the built runner and copied.
 template_db <- local({
