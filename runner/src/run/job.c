@@ -137,7 +137,7 @@ int job_start(struct session *sess, struct job *j)
 		if (h->numa_host)
 			dp.mem_nodeset = j->place->nodeset;
 	}
-	if (sess->results_dir[0] &&
+	if (!j->trial &&
 	    path_fmt(e->run_dir, sizeof(e->run_dir), "%s/runs/%s", sess->results_dir, j->guest.name))
 		return -1;
 	if (stage_files(j, kernel, initrd, sizeof(kernel)) < 0)
@@ -287,7 +287,7 @@ int job_finish(struct session *sess, struct job *j)
 	vmhost_mark(j->host, &load1);
 	j->env.host_other = vmhost_other_pus(j->host, &j->load0, &load1);
 	run_classify(&j->spec, &j->con, j->guest.end, j->guest.end_detail, &j->result);
-	if (sess->db)	/* stored even when the run directory cannot be written */
+	if (!j->trial)	/* stored even when the run directory cannot be written */
 		stored = db_store_run(sess->db, &j->spec, &j->env, &j->con, &j->result, &j->id);
 	if (j->env.run_dir[0])
 		kept = keep_run_dir(j);

@@ -26,6 +26,11 @@ struct job {
 	char emu_cpuset[256];		/* emulator: apart, the PUs QEMU's threads get */
 	struct run_result result;
 	struct host_mark load0;		/* other work's CPU on the host when the guest started */
+	/*
+	 * The accelerator trial (accel.c): a guest booted only to see whether
+	 * KVM runs it; neither stored nor given a run directory.
+	 */
+	bool trial;
 	int64_t id;
 };
 

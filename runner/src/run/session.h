@@ -9,7 +9,7 @@
 struct session {
 	struct vmhost *hosts;		/* hosts[0]: the only one without a hosts file */
 	int nhosts;
-	sqlite3 *db;			/* NULL: nothing stored (accelerator probe) */
+	sqlite3 *db;
 	char results_dir[PATH_MAX];	/* run directories go to results_dir/runs */
 	unsigned seq;
 };

@@ -75,12 +75,9 @@ static void store_verdict(struct vmhost *h, const char *path, int kvm)
 static int kvm_boots(struct session *sess, struct vmhost *h, const struct kernel_build *k)
 {
 	const char *t = getenv("RCUWB_KVM_PROBE_TIMEOUT");
-	struct session probe = *sess;
-	struct job j = { 0 };
+	struct job j = { .trial = true };
 	int ran, v;
 
-	probe.db = NULL;
-	probe.results_dir[0] = '\0';
 	h->kvm = true;
 	j.host = h;
 	run_spec_init(&j.spec);
@@ -89,8 +86,7 @@ static int kvm_boots(struct session *sess, struct vmhost *h, const struct kernel
 	topo_make(&j.spec.topo, 1, 0, 256, 0, 0, 0);
 	j.spec.timeout_s = t ? atoi(t) : 20;
 	info("rcuwb: trying a guest under KVM (up to %d s)...\n", j.spec.timeout_s);
-	ran = job_run(&probe, &j);
-	sess->seq = probe.seq;
+	ran = job_run(sess, &j);
 	h->kvm = false;
 	if (ran < 0 && j.guest.end != END_START_FAILED)
 		v = set_err("the KVM trial guest could not be started: %s", last_err());
