@@ -45,7 +45,7 @@ tree-git: tree
 	@build/tree-git.sh
 
 # Every variant in every Kconfig scenario (perf-configs/kconfig/scenarios/).
-kernel: tree
+kernel: tree runner
 	@for v in $(VARIANTS); do for k in $(KCONFIGS); do build/kernel.sh $$v $$k || exit 1; done; done
 
 initramfs: tree

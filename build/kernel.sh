@@ -68,36 +68,22 @@ frags=("$kdir/base.config" "$kdir/scenarios/$kconfig.config")
 [ -r "${frags[0]}" ] || die "Kconfig fragment ${frags[0]} not found"
 [ -r "${frags[1]}" ] || die "unknown Kconfig scenario '$kconfig': no file ${frags[1]} (there are: $(cd "$kdir/scenarios" 2>/dev/null && ls -- *.config 2>/dev/null | sed 's/\.config$//' | paste -sd' '))"
 
-# 1. The variant file.
-src_kind=debian deb_line=$RCUWB_DEFAULT_LINE deb_pin='' git_repo='' git_rev='' series=''
-names=() name_lines=()
-n=0
-while IFS= read -r raw || [ -n "$raw" ]; do
-	n=$((n + 1))
-	read -r -a w <<< "${raw%%#*}"
-	[ ${#w[@]} -gt 0 ] || continue
-	case ${w[0]} in
-	source)
-		case ${w[1]:-} in
-		debian)
-			[ ${#w[@]} -ge 3 ] && [ ${#w[@]} -le 4 ] && [[ ${w[2]} =~ ^[0-9]+\.[0-9]+$ ]] ||
-				die "$vfile:$n: expected 'source debian LINE [VERSION]' (e.g. 'source debian 6.12' or 'source debian 6.12 6.12.117-1~deb12u1')"
-			src_kind=debian deb_line=${w[2]} deb_pin=${w[3]:-} ;;
-		git)
-			[ ${#w[@]} -eq 4 ] ||
-				die "$vfile:$n: expected 'source git REPO REV' (REPO: a path, a URL, or a name in \$RCUWB_CACHE/git; REV: a commit, tag or branch)"
-			src_kind=git git_repo=${w[2]} git_rev=${w[3]} ;;
-		*) die "$vfile:$n: unknown source '${w[1]:-}': use 'source debian LINE [VERSION]' or 'source git REPO REV'" ;;
-		esac ;;
-	series)
-		[ ${#w[@]} -eq 2 ] || die "$vfile:$n: expected 'series DIR' (a directory of $changes, e.g. 'series 6.12')"
-		series=${w[1]} ;;
-	*)
-		[ ${#w[@]} -eq 1 ] || die "$vfile:$n: '${raw%%#*}': one patch file a line, or a 'source' or 'series' line"
-		names+=("${w[0]}")
-		name_lines+=("$n") ;;
-	esac
-done < "$vfile"
+# 1. The variant file, read and checked by the runner: one grammar for
+# everything that builds or boots a variant (runner/src/plan/variant.c;
+# `rcuwb variant --shell` prints src_kind, deb_line, deb_pin, git_repo,
+# git_rev, series, names and name_lines, single-quoted).  The runner that
+# calls this script says where it is (RCUWB_BIN); else the checkout's, or
+# an installed one (PREFIX/bin beside PREFIX/share/rcuwb).
+rcuwb_bin=${RCUWB_BIN:-}
+for c in "$top/runner/rcuwb" "$top/../../bin/rcuwb" "$(command -v rcuwb || :)"; do
+	[ -n "$rcuwb_bin" ] && break
+	[ -x "$c" ] && rcuwb_bin=$c
+done
+[ -n "$rcuwb_bin" ] || die "no rcuwb program to read $vfile with: build it first ('make runner')"
+vars=$("$rcuwb_bin" variant --shell "$vfile" 2>/dev/null) ||
+	die "$("$rcuwb_bin" variant "$vfile" 2>&1 | sed 's/^rcuwb: error: //')"
+eval "$vars"
+deb_line=${deb_line:-$RCUWB_DEFAULT_LINE}
 
 # A git REPO: a URL is mirrored into the cache (fetched when REV is not a
 # commit id), a bare name is $RCUWB_CACHE/git/NAME, a path is used as it is.

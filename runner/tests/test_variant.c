@@ -71,6 +71,9 @@ static void test_parse(void **state)
 	assert_string_equal(v.series, "6.12");
 	assert_int_equal(v.npatches, 2);
 	assert_string_equal(v.patches[1], "6.1/0002-y.patch");
+	/* build/kernel.sh names a missing patch by its line (rcuwb variant --shell: name_lines) */
+	assert_int_equal(v.patch_line[0], 5);
+	assert_int_equal(v.patch_line[1], 6);
 	write_text("source git rcuwb-6.1 rcuwb/0001\n0007-probe.patch");
 	assert_int_equal(variant_load(path, &v), 0);
 	assert_int_equal(v.source, SRC_GIT);

@@ -31,6 +31,7 @@ static const struct cmd cmds[] = {
 	{ "compare", do_compare, "did CAND slow grace periods against BASE? build, run in looks until decided" },
 	{ "rerun", do_rerun, "repeat one stored run: same kernel, domain XML and command line" },
 	{ "boot", do_boot, "boot guests of one kernel variant, run rcuscale (or the probe), store every run" },
+	{ "variant", do_variant, "read and check a kernel variant file: source, series, patches (-j, --shell)" },
 	{ "parse", do_parse, "read a console log: rcuscale samples, statistics, probe lines, badness" },
 	{ "report", do_report, "statistics report (Markdown + HTML, plots) of the results database (R)" },
 	{ "gate", do_gate, "regression gate: exit 0 pass, 1 slowdown, 2 hard failure, 3 not enough data" },
@@ -167,6 +168,9 @@ int main(int argc, char **argv)
 	int c;
 
 	opt_db = db_default_path();
+	/* build/kernel.sh reads variant files with this program (rcuwb variant --shell) */
+	if (proc_self())
+		setenv("RCUWB_BIN", proc_self(), 1);
 	while ((c = getopt_long(argc, argv, "+jqd:c:Vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json_output = true; break;

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "variant.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,7 @@ static int variant_line(const char *where, const char *line, void *arg)
 	struct variant *v = arg;
 	struct words w;
 
+	v->at++;
 	if (split_words(line, &w) < 0)
 		return set_err("%s: too many or too long words", where);
 	if (!w.n)
@@ -157,7 +159,10 @@ static int variant_line(const char *where, const char *line, void *arg)
 	}
 	if (w.n != 1)
 		return set_err("%s: '%s ...': one patch file a line, or a 'source' or 'series' line", where, w.w[0]);
-	return parse_patch(where, w.w[0], v->patches, &v->npatches, VARIANT_MAX_PATCHES);
+	if (parse_patch(where, w.w[0], v->patches, &v->npatches, VARIANT_MAX_PATCHES) < 0)
+		return -1;
+	v->patch_line[v->npatches - 1] = v->at;
+	return 0;
 }
 
 int variant_load(const char *path, struct variant *v)
@@ -175,16 +180,30 @@ const char *variant_changes_dir(void)
 	return data_path("RCUWB_CHANGES", "kernel-changes", path, sizeof(path));
 }
 
+int variant_file(const char *arg, char *path, size_t size)
+{
+	if (strchr(arg, '/')) {
+		if (path_fmt(path, size, "%s", arg) < 0)
+			return -1;
+		return access(path, R_OK) < 0 ? set_err("cannot read variant file %s: %s", path, strerror(errno)) : 0;
+	}
+	if (!variant_changes_dir() || path_fmt(path, size, "%s/variants/%s", variant_changes_dir(), arg) < 0)
+		return -1;
+	if (access(path, R_OK) < 0)
+		return set_err("unknown variant '%s': no file %s (see kernel-changes/README.md)", arg, path);
+	return 0;
+}
+
 int variant_check(const char *name)
 {
 	char path[PATH_MAX];
 	struct variant *v;
 	int ret;
 
-	if (!variant_changes_dir() || path_fmt(path, sizeof(path), "%s/variants/%s", variant_changes_dir(), name) < 0)
+	if (strchr(name, '/'))
+		return set_err("bad variant name '%s' (letters, digits, . _ -)", name);
+	if (variant_file(name, path, sizeof(path)) < 0)
 		return -1;
-	if (access(path, R_OK) < 0)
-		return set_err("unknown variant '%s': no file %s (see kernel-changes/README.md)", name, path);
 	v = malloc(sizeof(*v));
 	if (!v)
 		return set_err("out of memory");

@@ -3,6 +3,7 @@
 #define RCUWB_VARIANT_H
 
 #include <limits.h>
+#include <stddef.h>
 
 #define VARIANT_MAX_PATCHES 64
 
@@ -20,7 +21,9 @@ struct variant {
 	char rev[128];			/* git: a commit, tag or branch */
 	char series[64];		/* "" = the tree's line */
 	char patches[VARIANT_MAX_PATCHES][128];
+	int patch_line[VARIANT_MAX_PATCHES];	/* the file's line of each patch */
 	int npatches;
+	int at;				/* parsing: the line being read */
 };
 
 /*
@@ -30,6 +33,12 @@ struct variant {
  * that would break a path, a shell word or a git revision.
  */
 int variant_load(const char *path, struct variant *v);
+/*
+ * The file of variant ARG: ARG itself when it holds a '/', else
+ * variant_changes_dir()/variants/ARG.  -1 with set_err() when it does not
+ * exist (unknown variant).
+ */
+int variant_file(const char *arg, char *path, size_t size);
 /* Where variant files and series live: $RCUWB_CHANGES, else kernel-changes/ of the source tree. */
 const char *variant_changes_dir(void);
 /*
