@@ -1,9 +1,10 @@
 /*
  * variant.c: kernel variant files.
  *
- * build/kernel.sh reads the same files when it builds a variant; this
- * reading lets `rcuwb run` (and --dry-run) refuse a broken variant before
- * the first guest starts, with the file and line of what is wrong.
+ * The one reader of variant files: build/kernel.sh builds from what
+ * `rcuwb variant --shell` prints from it, and `rcuwb run` (and --dry-run)
+ * refuses a broken variant before the first guest starts, with the file
+ * and line of what is wrong.
  */
 #define _GNU_SOURCE
 #include "variant.h"
