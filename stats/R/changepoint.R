@@ -60,11 +60,14 @@
 # permutations, p = (1 + #{T* >= T}) / (R + 1)) is at most `alpha`
 # (default 0.05, ecp's sig.lvl default and the gate's alpha) and the
 # commit-level confirmation (3. above) is too.  alpha bounds the
-# false-alarm rate per series (cell x statistic) analysed (measured: 1.5 to
-# 2.5% at 0.05, see stats/README.md): with m series a round analyses, at
-# most about alpha * m false change points over the whole history; the state table reports each once, and "invalid" keeps it
-# quiet after.  Use a smaller alpha (with R >= 20 / alpha) for wide
-# matrices.
+# false-alarm rate of one analysis of one series (cell x statistic;
+# measured: 1.5 to 2.5% at 0.05, see stats/README.md).  Every round
+# analyses the whole history again, so over a history the levels repeat,
+# not spend: changepoint_rounds() measures the false alerts per round
+# (0.7% per series in the nightly shape) and the share of A/A branches with
+# one by their 20th commit (8%); the state table reports each once, and
+# "invalid" keeps it quiet after.  Use a smaller alpha (with R >= 20 /
+# alpha) for wide matrices.
 #
 # Size: the relative change of the per-run mean (or p90) between the two
 # adjacent segments, the gate's Hodges-Lehmann shift on the log scale with
