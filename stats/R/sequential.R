@@ -232,15 +232,24 @@ seq_verdicts <- function(rows, threshold, a, a_slow = a) {
   do.call(rbind, out)
 }
 
-# Repeated confidence bounds of the shift at a look: the shifts that the
-# boundary b (Z scale) does not reject either way, from the sorted pairwise
-# differences d of n1 x n2 runs (the normal approximation of the Moses
-# bounds, with b in place of the fixed-n quantile).  -Inf / Inf when the
-# runs cannot bound it.
-seq_rci <- function(d, n1, n2, b) {
-  m <- ceiling(n1 * n2 / 2 + b * sqrt(n1 * n2 * (n1 + n2 + 1) / 12))
-  if (m > n1 * n2) return(c(-Inf, Inf))
-  c(d[n1 * n2 + 1 - m], d[m])
+# Repeated confidence bounds of the shift at a look, by inverting the
+# decisions' own statistic (mw_z(): ties mid-ranked and variance-corrected,
+# continuity-corrected) at the boundary b: the upper bound is the smallest
+# shift whose PASS test rejects "the slowdown is this large or more", the
+# lower bound the largest whose SLOWDOWN test rejects "it is this small or
+# less".  So "upper bound below the threshold" and PASS are one statement
+# (an approximation of another kind, such as the Moses bounds' order
+# statistics, could print a bound under the threshold beside an
+# INCONCLUSIVE, as tick-bound normal GPs with many ties did).  The
+# statistic steps only at the pairwise differences: they are the
+# candidates.  -Inf / Inf where no shift is rejected.
+seq_rci <- function(new, old, b) {
+  d <- sort(unique(pair_diffs(new, old)))
+  d <- d[is.finite(d)]
+  eps <- 1e-9
+  up <- vapply(d, function(x) mw_z(old, new - x - eps) >= b, logical(1))
+  lo <- vapply(d, function(x) mw_z(new - x + eps, old) >= b, logical(1))
+  c(if (any(lo)) max(d[lo]) else -Inf, if (any(up)) min(d[up]) else Inf)
 }
 
 # The look (1, 2, ...) a run with this id came in at, given the largest run
@@ -295,7 +304,7 @@ seq_gate_rows <- function(groups, baseline, candidate, stat, threshold, a, seq, 
       van_elteren_bounds(lapply(hosts, function(h) n[s$new$h[in_n] == h]),
                          lapply(hosts, function(h) o[s$old$h[in_o] == h]), stats::pnorm(-b))
     } else {
-      seq_rci(pair_diffs(n, o), length(n), length(o), b)
+      seq_rci(n, o, b)
     }
     data.frame(verdict = v$verdict[i], look = k, looks = nrow(lk), estimate = expm1(lk$shift[k]),
                lower = expm1(ci[1]), upper = expm1(ci[2]), bound = b, shift = lk$shift[k])
