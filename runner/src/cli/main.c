@@ -168,9 +168,6 @@ int main(int argc, char **argv)
 	int c;
 
 	opt_db = db_default_path();
-	/* build/kernel.sh reads variant files with this program (rcuwb variant --shell) */
-	if (proc_self())
-		setenv("RCUWB_BIN", proc_self(), 1);
 	while ((c = getopt_long(argc, argv, "+jqd:c:Vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json_output = true; break;

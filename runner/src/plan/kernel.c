@@ -259,6 +259,9 @@ int kernel_make(const char *variant, const char *kconfig)
 	if (!dir)
 		return -1;
 	snprintf(script, sizeof(script), "%s/build/kernel.sh", dir);
+	/* kernel.sh reads the variant file with this program (rcuwb variant --shell) */
+	if (proc_self())
+		setenv("RCUWB_BIN", proc_self(), 1);
 	rc = proc_run(argv, NULL, NULL);
 	if (rc == 3)	/* exit 3: a patch does not apply */
 		return set_err("%s: a patch does not apply (see above)", variant), KERNEL_REFUSED;
