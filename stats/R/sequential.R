@@ -242,14 +242,30 @@ seq_verdicts <- function(rows, threshold, a, a_slow = a) {
 # statistics, could print a bound under the threshold beside an
 # INCONCLUSIVE, as tick-bound normal GPs with many ties did).  The
 # statistic steps only at the pairwise differences: they are the
-# candidates.  -Inf / Inf where no shift is rejected.
+# candidates; between them the cross-group ties are broken by eps, so the
+# tie correction is the same at every candidate and each test's z is
+# monotone in the shift: a bisection finds the bound.  -Inf / Inf where no
+# shift is rejected.
 seq_rci <- function(new, old, b) {
   d <- sort(unique(pair_diffs(new, old)))
   d <- d[is.finite(d)]
   eps <- 1e-9
-  up <- vapply(d, function(x) mw_z(old, new - x - eps) >= b, logical(1))
-  lo <- vapply(d, function(x) mw_z(new - x + eps, old) >= b, logical(1))
-  c(if (any(lo)) max(d[lo]) else -Inf, if (any(up)) min(d[up]) else Inf)
+  # PASS rejects from some candidate on; SLOWDOWN up to some candidate
+  up <- first_true(length(d), function(i) mw_z(old, new - d[i] - eps) >= b)
+  lo <- first_true(length(d), function(i) mw_z(new - d[i] + eps, old) < b) - 1L
+  c(if (lo >= 1) d[lo] else -Inf, if (up <= length(d)) d[up] else Inf)
+}
+
+# The first i of 1..n where ok(i) holds, for ok FALSE up to some point and
+# TRUE after it; n + 1 when it never holds.
+first_true <- function(n, ok) {
+  lo <- 1L
+  hi <- n + 1L
+  while (lo < hi) {
+    mid <- (lo + hi) %/% 2L
+    if (ok(mid)) hi <- mid else lo <- mid + 1L
+  }
+  lo
 }
 
 # The look (1, 2, ...) a run with this id came in at, given the largest run
