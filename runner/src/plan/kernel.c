@@ -139,6 +139,7 @@ static void read_kconfig(struct kernel_build *k)
 {
 	char line[256];
 	FILE *f = fopen(k->config, "re");
+	bool rcu_trace = false, events = false;
 
 	strcpy(k->preempt, "?");
 	strcpy(k->nohz, "?");
@@ -159,8 +160,50 @@ static void read_kconfig(struct kernel_build *k)
 			strcpy(k->nohz, "idle");
 		else if (!strcmp(line, "CONFIG_NO_HZ_FULL=y\n"))
 			strcpy(k->nohz, "full");
+		else if (!strcmp(line, "CONFIG_RCU_TRACE=y\n"))
+			rcu_trace = true;
+		else if (!strcmp(line, "CONFIG_EVENT_TRACING=y\n"))
+			events = true;
 	}
 	fclose(f);
+	k->rcu_trace = rcu_trace && events;
+}
+
+/*
+ * scenarios/KCONFIG.boot: boot parameters every run of the scenario gets,
+ * on one or more lines ('#' starts a comment), as rcutorture's .boot files.
+ */
+static int read_scenario_boot(struct kernel_build *k)
+{
+	char path[PATH_MAX], line[512];
+	size_t len = 0;
+	FILE *f;
+
+	if (!kconfig_dir())
+		return 0;
+	snprintf(path, sizeof(path), "%s/scenarios/%.64s.boot", kconfig_dir(), k->kconfig);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *hash = strchr(line, '#'), *s = line;
+
+		if (hash)
+			*hash = '\0';
+		s[strcspn(s, "\n")] = '\0';
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			continue;
+		if (len + strlen(s) + 2 > sizeof(k->scenario_boot)) {
+			fclose(f);
+			return set_err("%s: longer than %zu bytes: shorten it", path, sizeof(k->scenario_boot) - 1);
+		}
+		len += (size_t)snprintf(k->scenario_boot + len, sizeof(k->scenario_boot) - len, "%s%s",
+					len ? " " : "", s);
+	}
+	fclose(f);
+	return 0;
 }
 
 int kernel_load(const char *variant, const char *kconfig, struct kernel_build *k)
@@ -208,7 +251,7 @@ int kernel_load(const char *variant, const char *kconfig, struct kernel_build *k
 		goto out;
 	}
 	read_kconfig(k);
-	ret = 0;
+	ret = read_scenario_boot(k);
 out:
 	json_object_put(o);
 	return ret;

@@ -37,6 +37,9 @@ struct kernel_build {
 	bool rcuscale_minruntime;	/* rcuscale.minruntime (v6.6, or 6.1 with patch 0009) */
 	char param_prefix[16];		/* rcuscale's module parameters: "rcuscale" or "rcuperf" (< 5.11) */
 	char console_prefix[16];	/* its console lines: "rcu-scale" or "rcu-perf" */
+	bool rcu_trace;			/* RCU's trace events built in (RCU_TRACE, EVENT_TRACING): anatomy */
+	/* the scenario's boot parameters (scenarios/KCONFIG.boot, as rcutorture's .boot files) */
+	char scenario_boot[512];
 };
 
 /* Cache directory: $RCUWB_CACHE, else $XDG_CACHE_HOME/rcuwb, else ~/.cache/rcuwb. */

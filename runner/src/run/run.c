@@ -119,6 +119,8 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 	} else {
 		buf_printf(&b, " %s.shutdown=1", p);
 	}
+	if (s->kernel && s->kernel->scenario_boot[0])
+		buf_printf(&b, " %s", s->kernel->scenario_boot);
 	if (s->boot_params[0])
 		buf_printf(&b, " %s", s->boot_params);
 	if (!b.data)
