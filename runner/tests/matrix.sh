@@ -94,7 +94,8 @@ check "summary counts it as host-busy" grep -q "not ok: $((nbusy + 1)) host-busy
 
 # A database of schema 1 (before host_other_cpu and probes.call/evidence)
 # is brought up to date in place, its runs untouched.
-drop8="DROP VIEW IF EXISTS run_status"
+drop9="DROP TABLE IF EXISTS gp_anatomy; DROP TABLE IF EXISTS traces"
+drop8="$drop9; DROP VIEW IF EXISTS run_status"
 drop7="$drop8; ALTER TABLE runs DROP COLUMN host_uri"
 drop6="$drop7; DROP INDEX runs_schedule; DROP TABLE rounds; DROP TABLE changepoints;
 	ALTER TABLE runs DROP COLUMN commit_id; ALTER TABLE runs DROP COLUMN commit_date;
@@ -105,7 +106,7 @@ sqlite3 "$work/v1.db" "$drop8; ALTER TABLE runs DROP COLUMN host_other_cpu; ALTE
 	ALTER TABLE probes DROP COLUMN evidence; ALTER TABLE runs DROP COLUMN source;
 	ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=1"
 "$rcuwb" -d "$work/v1.db" summary -M mt >/dev/null
-expect "schema 1 database migrated, runs kept" "8|$nmt|0" \
+expect "schema 1 database migrated, runs kept" "9|$nmt|0" \
 	"$(sqlite3 "$work/v1.db" "SELECT (SELECT user_version FROM pragma_user_version), COUNT(*), COUNT(host_other_cpu) FROM runs WHERE matrix='mt'")"
 expect "schema 1 database: probes gain call and evidence" "2" \
 	"$(sqlite3 "$work/v1.db" "SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence')")"
@@ -114,7 +115,7 @@ cp "$db" "$work/v2.db"
 sqlite3 "$work/v2.db" "$drop8; ALTER TABLE probes DROP COLUMN call; ALTER TABLE probes DROP COLUMN evidence;
 	ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5; PRAGMA user_version=2"
 "$rcuwb" -d "$work/v2.db" summary --probes >/dev/null
-expect "schema 2 database migrated, runs and columns there" "8|$nmt|2" \
+expect "schema 2 database migrated, runs and columns there" "9|$nmt|2" \
 	"$(sqlite3 "$work/v2.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('probes') WHERE name IN ('call', 'evidence'))")"
@@ -128,7 +129,7 @@ old_db() {
 	"$rcuwb" -d "$work/v$1.db" summary -M mt >/dev/null
 }
 old_db 3 "$drop8; ALTER TABLE runs DROP COLUMN source; ALTER TABLE runs DROP COLUMN build_key; $drop5"
-expect "schema 3 database migrated: runs kept, source and build_key added" "8|$nmt|2" \
+expect "schema 3 database migrated: runs kept, source and build_key added" "9|$nmt|2" \
 	"$(sqlite3 "$work/v3.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('source', 'build_key'))")"
@@ -137,7 +138,7 @@ check "every run records its kernel's source and build key" \
 # and one of schema 4 (before runs.kconfig and runs.kconfig_sha): its runs
 # keep a NULL scenario, which is tiny
 old_db 4 "$drop5"
-expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "8|$nmt|2|0" \
+expect "schema 4 database migrated: runs kept, kconfig and kconfig_sha added" "9|$nmt|2|0" \
 	"$(sqlite3 "$work/v4.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('kconfig', 'kconfig_sha')) || '|' ||
@@ -147,14 +148,14 @@ check "every run records its Kconfig scenario and the fragments' hash" \
 # and one of schema 5 (before runs.commit_id, commit_date, schedule and the
 # rounds and changepoints tables)
 old_db 5 "$drop6"
-expect "schema 5 database migrated: runs kept, commit and schedule columns and the history tables added" "8|$nmt|3|2" \
+expect "schema 5 database migrated: runs kept, commit and schedule columns and the history tables added" "9|$nmt|3|2" \
 	"$(sqlite3 "$work/v5.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name IN ('commit_id', 'commit_date', 'schedule')) || '|' ||
 		(SELECT COUNT(*) FROM sqlite_master WHERE name IN ('rounds', 'changepoints'))")"
 # and one of schema 6 (before runs.host_uri): its runs keep a NULL URI
 old_db 6 "$drop7"
-expect "schema 6 database migrated: runs kept, host_uri added" "8|$nmt|1|0" \
+expect "schema 6 database migrated: runs kept, host_uri added" "9|$nmt|1|0" \
 	"$(sqlite3 "$work/v6.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'host_uri') || '|' ||
@@ -162,11 +163,17 @@ expect "schema 6 database migrated: runs kept, host_uri added" "8|$nmt|1|0" \
 # and one of schema 7 (before the view run_status): it gains the view, and
 # its status is the runner's (summary counted the host-busy run above by it)
 old_db 7 "$drop8"
-expect "schema 7 database migrated: runs kept, the view run_status added, one run host-busy" "8|$nmt|$nmt|1" \
+expect "schema 7 database migrated: runs kept, the view run_status added, one run host-busy" "9|$nmt|$nmt|1" \
 	"$(sqlite3 "$work/v7.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
 		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM run_status WHERE matrix='mt') || '|' ||
 		(SELECT COUNT(*) FROM run_status WHERE id=$busy AND status = 'host-busy')")"
+# and one of schema 8 (before the traces and gp_anatomy tables of the anatomy)
+old_db 8 "$drop9"
+expect "schema 8 database migrated: runs kept, the anatomy's tables added" "9|$nmt|2" \
+	"$(sqlite3 "$work/v8.db" "SELECT (SELECT user_version FROM pragma_user_version) || '|' ||
+		(SELECT COUNT(*) FROM runs WHERE matrix='mt') || '|' ||
+		(SELECT COUNT(*) FROM sqlite_master WHERE name IN ('traces', 'gp_anatomy'))")"
 check "every run records its host's URI" test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='mt' AND host_uri = 'qemu:///system'")" = "$nmt"
 check "a Debian kernel's runs have no commit id" test "$(q "SELECT COUNT(commit_id) FROM runs WHERE matrix='mt'")" = 0
 

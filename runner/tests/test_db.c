@@ -4,8 +4,12 @@
 
 #include <unistd.h>
 
+#include <math.h>
+
+#include "anatomy.h"
 #include "common.h"
 #include "db.h"
+#include "trace.h"
 #include "hostload.h"
 
 static char path[64];
@@ -128,7 +132,7 @@ static void test_schema_and_view(void **state)
 	sqlite3 *db = db_with_cases();
 
 	(void)state;
-	assert_int_equal(int_of(db, "PRAGMA user_version"), 8);
+	assert_int_equal(int_of(db, "PRAGMA user_version"), 9);
 	assert_int_equal(int_of(db, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('runs', 'samples',"
 				" 'probes', 'rounds', 'changepoints', 'run_status')"), 6);
 	check_cases(db);
@@ -153,7 +157,7 @@ static void test_view_migrated(void **state)
 	sql(db, "DROP VIEW run_status; PRAGMA user_version=7");
 	db_close(db);
 	assert_int_equal(db_open(path, &db), 0);
-	assert_int_equal(int_of(db, "PRAGMA user_version"), 8);
+	assert_int_equal(int_of(db, "PRAGMA user_version"), 9);
 	check_cases(db);
 	/* a view another rcuwb made with another share (0.5): this one's rule is put back */
 	sql(db, "DROP VIEW run_status; CREATE VIEW run_status AS SELECT runs.*, 0 AS host_busy,"
@@ -165,11 +169,53 @@ static void test_view_migrated(void **state)
 	db_close(db);
 }
 
+/*
+ * A traced run: its trace row, and a row per call with a column per phase
+ * (every phase of anatomy.h has one); stored again, it replaces the first;
+ * an incomplete trace stores why and no call.
+ */
+static void test_anatomy(void **state)
+{
+	sqlite3 *db = db_with_cases();
+	struct trace t = { 0 };
+	struct anatomy a = { 0 };
+	struct anat_call c[2];
+	int p;
+
+	(void)state;
+	memset(c, 0, sizeof(c));
+	for (p = 0; p < PH_NR; p++)
+		c[0].phase_us[p] = c[1].phase_us[p] = NAN;
+	c[0].phase_us[PH_REQUEST] = 4000;
+	c[0].phase_us[PH_RETURN] = 60;
+	c[0].pid = 20;
+	c[1].expedited = c[1].own = true;
+	c[1].phase_us[PH_HANDOFF] = 7;
+	snprintf(c[1].driver, sizeof(c[1].driver), "kworker/");
+	a.calls = c;
+	a.n = 2;
+	t.dump_begun = t.dump_ended = true;
+	t.n = 50;
+	assert_int_equal(db_store_anatomy(db, 1, &t, &a), 0);
+	assert_int_equal(db_store_anatomy(db, 1, &t, &a), 0);
+	assert_int_equal(int_of(db, "SELECT COUNT(*) FROM gp_anatomy WHERE run_id = 1"), 2);
+	assert_int_equal(int_of(db, "SELECT request_us + return_us FROM gp_anatomy WHERE mode = 'normal'"), 4060);
+	assert_int_equal(int_of(db, "SELECT handoff_us FROM gp_anatomy WHERE mode = 'expedited' AND own"
+				" AND driver = 'kworker/' AND request_us IS NULL"), 7);
+	assert_int_equal(int_of(db, "SELECT events * (incomplete IS NULL) * calls FROM traces"), 100);
+	t.lost = 3;
+	assert_int_equal(db_store_anatomy(db, 1, &t, &a), 0);
+	assert_int_equal(int_of(db, "SELECT COUNT(*) FROM gp_anatomy"), 0);
+	assert_int_equal(int_of(db, "SELECT lost * (incomplete LIKE '%lost events%') FROM traces"), 3);
+	db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_schema_and_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_migrated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_anatomy, setup, teardown),
 	};
 
 	RUN_UNIT_TESTS("db", tests);

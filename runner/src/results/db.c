@@ -9,10 +9,12 @@
 #define _GNU_SOURCE
 #include "db.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "anatomy.h"
 #include "common.h"
 #include "gpstats.h"
 #include "hostload.h"
@@ -38,8 +40,12 @@
  * 7: runs.host_uri, the libvirt URI of the host the run ran on (runs.host
  *    is its label from the hosts file, or the local host's name).
  * 8: the view run_status (below).
+ * 9: tables traces (one row per rcuscale run of a kernel with RCU's trace
+ *    events: what its ftrace dump held, and why it was not analysed) and
+ *    gp_anatomy (one row per rcuscale writer call in such a run: its grace
+ *    period's time per phase, results/anatomy.h; docs/anatomy.md).
  */
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS runs ("
@@ -85,7 +91,32 @@ static const char schema[] =
 	" last_good TEXT NOT NULL, first_bad TEXT NOT NULL, size REAL, lo REAL, hi REAL, p REAL,"
 	" state TEXT NOT NULL DEFAULT 'new' CHECK (state IN ('new', 'acknowledged', 'invalid')),"
 	" why TEXT, created_at TEXT NOT NULL, updated_at TEXT,"
-	" UNIQUE (schedule, cell, stat, last_good, first_bad));";
+	" UNIQUE (schedule, cell, stat, last_good, first_bad));"
+	/*
+	 * A traced run's dump: events read, events of other kinds, lines that
+	 * did not parse, events the ring buffer lost, printk lines dropped;
+	 * incomplete: why its calls were not cut into phases (NULL: they were);
+	 * calls: rows in gp_anatomy; skipped: calls without all their events.
+	 */
+	"CREATE TABLE IF NOT EXISTS traces ("
+	" run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+	" events INTEGER, other_events INTEGER, bad_lines INTEGER, lost INTEGER,"
+	" printk_dropped INTEGER, incomplete TEXT, calls INTEGER, skipped INTEGER);"
+	/*
+	 * One writer call: mode normal or expedited; t_us: its request in the
+	 * dump's clock; total_us: request to callback invoked (normal) or done
+	 * (expedited); NAME_us: the phases of results/anatomy.h, NULL where a
+	 * phase is not the mode's (return_us also where the writer made no
+	 * further request); own: expedited, the call ran its own GP.
+	 */
+	"CREATE TABLE IF NOT EXISTS gp_anatomy ("
+	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" mode TEXT NOT NULL, writer INTEGER, call INTEGER, gp_seq INTEGER, own INTEGER,"
+	" t_us REAL, total_us REAL, fqs_scans INTEGER, last_cpu INTEGER, driver TEXT,"
+	" request_us REAL, init_us REAL, qs_us REAL, cleanup_us REAL, callback_us REAL,"
+	" funnel_us REAL, handoff_us REAL, reset_us REAL, select_us REAL, wait_us REAL,"
+	" wake_us REAL, piggyback_us REAL, return_us REAL);"
+	"CREATE INDEX IF NOT EXISTS gp_anatomy_run ON gp_anatomy(run_id);";
 
 /*
  * run_status: every column of runs and
@@ -464,6 +495,117 @@ fail:
 	return -1;
 }
 
+/* INSERT INTO gp_anatomy with a column per phase (anat_phase_name()_us) */
+static int anatomy_insert_sql(struct buf *b)
+{
+	int p;
+
+	buf_printf(b, "INSERT INTO gp_anatomy (run_id, mode, writer, call, gp_seq, own, t_us, total_us,"
+		   " fqs_scans, last_cpu, driver");
+	for (p = 0; p < PH_NR; p++)
+		buf_printf(b, ", %s_us", anat_phase_name(p));
+	buf_printf(b, ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?");
+	for (p = 0; p < PH_NR; p++)
+		buf_printf(b, ", ?");
+	buf_printf(b, ")");
+	return b->data ? 0 : set_err("out of memory");
+}
+
+static int bind_call(sqlite3_stmt *st, int64_t run_id, const struct anat_call *c)
+{
+	int i = 1, p;
+
+	sqlite3_bind_int64(st, i++, run_id);
+	bind_text(st, i++, c->expedited ? "expedited" : "normal");
+	sqlite3_bind_int(st, i++, c->pid);
+	sqlite3_bind_int(st, i++, c->call);
+	sqlite3_bind_int64(st, i++, c->gp_seq);
+	if (c->expedited)
+		sqlite3_bind_int(st, i++, c->own);
+	else
+		sqlite3_bind_null(st, i++);
+	sqlite3_bind_double(st, i++, c->t_us);
+	sqlite3_bind_double(st, i++, c->total_us);
+	sqlite3_bind_int(st, i++, c->fqs_scans);
+	sqlite3_bind_int(st, i++, c->last_cpu);
+	bind_text_or_null(st, i++, c->driver);
+	for (p = 0; p < PH_NR; p++, i++)
+		if (isnan(c->phase_us[p]))
+			sqlite3_bind_null(st, i);
+		else
+			sqlite3_bind_double(st, i, c->phase_us[p]);
+	return sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+}
+
+static int insert_calls(sqlite3 *db, int64_t run_id, const struct anatomy *a)
+{
+	struct buf sql = { 0 };
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int ret = 0;
+
+	if (anatomy_insert_sql(&sql) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(db, sql.data, -1, &st, NULL) != SQLITE_OK)
+		ret = -1;
+	for (i = 0; !ret && i < a->n; i++) {
+		ret = bind_call(st, run_id, &a->calls[i]);
+		sqlite3_reset(st);
+	}
+	if (ret)
+		set_err("sqlite: storing the anatomy of run %lld: %s", (long long)run_id, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	buf_free(&sql);
+	return ret;
+}
+
+int db_store_anatomy(sqlite3 *db, int64_t run_id, const struct trace *t, const struct anatomy *a)
+{
+	const char *why = trace_incomplete(t);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (exec(db, "BEGIN IMMEDIATE"))
+		return -1;
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO traces (run_id, events, other_events, bad_lines,"
+			       " lost, printk_dropped, incomplete, calls, skipped)"
+			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, (int64_t)t->n);
+	sqlite3_bind_int64(st, 3, t->other);
+	sqlite3_bind_int64(st, 4, t->bad);
+	if (t->lost_unknown)
+		sqlite3_bind_null(st, 5);
+	else
+		sqlite3_bind_int64(st, 5, t->lost);
+	sqlite3_bind_int64(st, 6, t->printk_dropped);
+	if (why)
+		bind_text(st, 7, why);
+	else
+		sqlite3_bind_null(st, 7);
+	sqlite3_bind_int64(st, 8, why ? 0 : (int64_t)a->n);
+	sqlite3_bind_int64(st, 9, why ? 0 : (int64_t)a->skipped);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		set_err("sqlite: storing the trace of run %lld: %s", (long long)run_id, sqlite3_errmsg(db));
+		goto fail;
+	}
+	{
+		char del[96];
+
+		snprintf(del, sizeof(del), "DELETE FROM gp_anatomy WHERE run_id = %lld", (long long)run_id);
+		if (exec(db, del) || (!why && insert_calls(db, run_id, a)))
+			goto fail;
+	}
+	return exec(db, "COMMIT");
+fail:
+	if (!strstr(last_err(), "sqlite"))
+		set_err("sqlite: %s", sqlite3_errmsg(db));
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
 
 static int int_query(sqlite3 *db, const char *sql, const char *const *args, int nargs, int dflt)
 {

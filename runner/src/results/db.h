@@ -43,8 +43,14 @@ void db_close(sqlite3 *db);
 /* Store one finished run with all its samples and probe lines in one transaction. */
 int db_store_run(sqlite3 *db, const struct run_spec *s, const struct run_env *e,
 		 const struct console *c, const struct run_result *r, int64_t *id);
-
-
+struct trace;
+struct anatomy;
+/*
+ * Store what a traced run's ftrace dump held (traces) and, when it is whole,
+ * its writers' calls cut into phases (gp_anatomy), replacing what was stored
+ * for the run before, in one transaction.
+ */
+int db_store_anatomy(sqlite3 *db, int64_t run_id, const struct trace *t, const struct anatomy *a);
 
 /* Read one stored run; -1 with set_err() if there is none. */
 int db_get_run(sqlite3 *db, int64_t id, struct stored_run *r);

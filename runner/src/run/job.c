@@ -22,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "anatomy.h"
 #include "common.h"
 #include "domxml.h"
 #include "evloop.h"
@@ -272,6 +273,32 @@ static void fetch_remote_log(struct job *j)
 	buf_free(&all);
 }
 
+/*
+ * A run of a kernel with RCU's trace events: what its console's ftrace dump
+ * held and, when whole, its writers' calls cut into phases, stored.
+ */
+static int store_anatomy(struct session *sess, struct job *j)
+{
+	char path[PATH_MAX + 32];
+	struct trace t = { 0 };
+	struct anatomy a = { 0 };
+	const char *why;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/console.log", j->env.run_dir);
+	ret = trace_parse_file(&t, path);
+	why = ret ? NULL : trace_incomplete(&t);
+	if (!ret && !why)
+		ret = anatomy_build(&t, &a);
+	if (!ret)
+		ret = db_store_anatomy(sess->db, j->id, &t, &a);
+	if (!ret && why && j->result.outcome == OUT_OK)
+		info("rcuwb: run %lld: its trace is not analysed: %s\n", (long long)j->id, why);
+	anatomy_free(&a);
+	trace_free(&t);
+	return ret;
+}
+
 int job_finish(struct session *sess, struct job *j)
 {
 	int kept = 0, stored = 0;
@@ -291,6 +318,9 @@ int job_finish(struct session *sess, struct job *j)
 		stored = db_store_run(sess->db, &j->spec, &j->env, &j->con, &j->result, &j->id);
 	if (j->env.run_dir[0])
 		kept = keep_run_dir(j);
+	if (!stored && !kept && j->id > 0 && j->env.run_dir[0] && j->spec.kind == RUN_RCUSCALE &&
+	    j->spec.kernel->rcu_trace)
+		stored = store_anatomy(sess, j);
 	unstage(j);
 	return stored < 0 || kept < 0 ? -1 : 0;
 }
