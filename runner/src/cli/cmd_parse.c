@@ -9,6 +9,7 @@
 #include "common.h"
 #include "console.h"
 #include "gpstats.h"
+#include "kvmftrace.h"
 
 static const char parse_help[] =
 	"Usage: rcuwb parse [--kvm-recheck] [--prefix P] CONSOLE_LOG\n"
@@ -19,11 +20,28 @@ static const char parse_help[] =
 	"defines them), rcuscale errors, mid-boot probe lines, the topology the\n"
 	"guest reported, its boot time and kernel badness.\n"
 	"\n"
-	"  --kvm-recheck   print exactly what kvm-recheck-rcuscale.sh prints\n"
+	"  --kvm-recheck   print exactly what kvm-recheck-rcuscale.sh prints (from the\n"
+	"                  expedited GPs of an ftrace dump, when the log has one:\n"
+	"                  kvm-recheck-rcuscale-ftrace.sh)\n"
 	"  --prefix P      the kernel's rcuscale console prefix: rcu-scale (default),\n"
 	"                  or rcu-perf for a kernel before 5.11 (build.json's\n"
 	"                  rcuscale_console)\n"
 	"  -h, --help      this text\n";
+
+/*
+ * kvm-recheck-rcuscale.sh: the ftrace dump's expedited GPs when it holds
+ * enough of them (kvm-recheck-rcuscale-ftrace.sh), else rcuscale's lines.
+ */
+static int kvm_recheck(const char *path, const struct console *c)
+{
+	struct buf text = { 0 };
+	int ret = read_file(path, &text);
+
+	if (!ret)
+		ret = kvm_recheck_ftrace(stdout, text.data ? text.data : "", text.len);
+	buf_free(&text);
+	return ret == KVMFTRACE_NOT_MINE ? gp_print_kvm_recheck(stdout, c) : ret;
+}
 
 static json_object *jdouble(double v)
 {
@@ -151,7 +169,7 @@ int do_parse(int argc, char **argv)
 		return -1;
 	}
 	if (recheck) {
-		ret = gp_print_kvm_recheck(stdout, &c);
+		ret = kvm_recheck(argv[optind], &c);
 		console_free(&c);
 		return ret;
 	}

@@ -95,12 +95,42 @@ static void print_histogram(FILE *out, const double *us, size_t n, double div)
 	}
 }
 
-int gp_print_kvm_recheck(FILE *out, const struct console *c)
+int gp_print_histogram(FILE *out, const double *us, size_t n)
+{
+	double div = pow(10, trunc(log(us[gp_rank(n, 90) - 1]) / log(10) + .5)) / 100;
+	char v[64];
+
+	awk_fmt(div, v);
+	fprintf(out, "Histogram bucket size: %s\n", v);
+	if (div == 0)
+		return 2;	/* awk: division by zero attempted */
+	print_histogram(out, us, n, div);
+	return 0;
+}
+
+void gp_print_percentiles(FILE *out, const double *us, size_t n, double sum)
 {
 	static const struct { const char *label; int pct; } rows[] = {
 		{ "50th percentile", 50 }, { "90th percentile", 90 }, { "99th percentile", 99 },
 	};
-	double *us, sum = 0, div;
+	char v[64];
+	size_t i;
+
+	awk_fmt(sum / (double)n, v);
+	fprintf(out, "Average grace-period duration: %s microseconds\n", v);
+	awk_fmt(us[0], v);
+	fprintf(out, "Minimum grace-period duration: %s\n", v);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		awk_fmt(us[gp_rank(n, rows[i].pct) - 1], v);
+		fprintf(out, "%s grace-period duration: %s\n", rows[i].label, v);
+	}
+	awk_fmt(us[n - 1], v);
+	fprintf(out, "Maximum grace-period duration: %s\n", v);
+}
+
+int gp_print_kvm_recheck(FILE *out, const struct console *c)
+{
+	double *us, sum = 0;
 	size_t i, n = c->nsamples;
 	char v[64], w[64];
 
@@ -113,24 +143,11 @@ int gp_print_kvm_recheck(FILE *out, const struct console *c)
 		return -1;
 	for (i = 0; i < c->nsamples; i++)	/* summed in log order, as awk does */
 		sum += c->samples[i].ns / 1000.;
-	div = pow(10, trunc(log(us[gp_rank(n, 90) - 1]) / log(10) + .5)) / 100;
-	awk_fmt(div, v);
-	fprintf(out, "Histogram bucket size: %s\n", v);
-	if (div == 0) {
+	if (gp_print_histogram(out, us, n)) {
 		free(us);
-		return 2;	/* awk: division by zero attempted */
+		return 2;
 	}
-	print_histogram(out, us, n, div);
-	awk_fmt(sum / (double)n, v);
-	fprintf(out, "Average grace-period duration: %s microseconds\n", v);
-	awk_fmt(us[0], v);
-	fprintf(out, "Minimum grace-period duration: %s\n", v);
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		awk_fmt(us[gp_rank(n, rows[i].pct) - 1], v);
-		fprintf(out, "%s grace-period duration: %s\n", rows[i].label, v);
-	}
-	awk_fmt(us[n - 1], v);
-	fprintf(out, "Maximum grace-period duration: %s\n", v);
+	gp_print_percentiles(out, us, n, sum);
 	free(us);
 	if (!c->have_summary)
 		return 2;	/* awk: ngps / nbatches with nbatches == 0 */

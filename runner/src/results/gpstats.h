@@ -28,6 +28,13 @@ double *gp_samples_us(const struct console *c);
  * Returns 0, or 2 where the script's awk stops on a division by zero.
  */
 int gp_print_kvm_recheck(FILE *out, const struct console *c);
+/*
+ * The script's "Histogram bucket size" line and histogram of us[n] (sorted,
+ * n > 0); 2 where its awk stops on a division by zero (bucket size 0).
+ */
+int gp_print_histogram(FILE *out, const double *us, size_t n);
+/* Its "Average" to "Maximum grace-period duration" lines (sum: of us, in log order). */
+void gp_print_percentiles(FILE *out, const double *us, size_t n, double sum);
 /* awk's number-to-string conversion (integers as %d, others as %.6g). */
 void awk_fmt(double v, char out[64]);
 
