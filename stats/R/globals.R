@@ -3,6 +3,6 @@
 # R CMD check does not take them for undefined globals.
 utils::globalVariables(c(
   "dead", "est", "fill", "frac", "hi", "intended", "label", "line", "lo", "median", "n",
-  "position", "prim", "run_id", "slowdown", "slowdown_hi", "slowdown_lo", "stage_label",
+  "phase", "position", "prim", "run_id", "side", "slowdown", "slowdown_hi", "slowdown_lo", "stage_label",
   "us", "value", "variant", "vcpus", "verdict", "what", "y"
 ))

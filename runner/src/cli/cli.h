@@ -28,6 +28,7 @@ int do_schedule(int argc, char **argv);
 int do_history(int argc, char **argv);
 int do_bisect(int argc, char **argv);
 int do_variant(int argc, char **argv);
+int do_anatomy(int argc, char **argv);
 
 /* Strict number parsing: -1 with set_err() naming the option and the value. */
 int parse_int(const char *opt, const char *val, int min, int max, int *out);

@@ -34,6 +34,7 @@ static const struct cmd cmds[] = {
 	{ "variant", do_variant, "read and check a kernel variant file: source, series, patches (-j, --shell)" },
 	{ "parse", do_parse, "read a console log: rcuscale samples, statistics, probe lines, badness" },
 	{ "report", do_report, "statistics report (Markdown + HTML, plots) of the results database (R)" },
+	{ "anatomy", do_anatomy, "where GP time goes, phase by phase, from RCU's trace events (traced runs)" },
 	{ "gate", do_gate, "regression gate: exit 0 pass, 1 slowdown, 2 hard failure, 3 not enough data" },
 	{ "summary", do_summary, "per-cell table of stored runs: runs, samples, p50/p90/p99" },
 	{ "nightly", do_nightly, "one scheduled round: new commit -> build, run, gate, change points, notify" },

@@ -1,0 +1,54 @@
+#!/usr/bin/env Rscript
+# rcuwb anatomy: where the grace periods' time goes, phase by phase, in the
+# traced runs of two kernel variants (R/anatomy.R; docs/anatomy.md).
+#
+# Usage:
+#   Rscript stats/exec/rcuwb-anatomy.R --db PATH --matrix NAME [--base V1 --cand V2]
+#       [--level 0.95] [--json] [--plot FILE.png]
+#
+# Without --base/--cand: the matrix's variants in the order their first runs
+# were stored.  Text goes to stdout (with --json: the JSON, and the text to
+# stderr).  Exit status: 0, 3 when no cell has whole traced runs of both
+# sides, 64 bad command line, 70 internal error.  Not a gate: it describes.
+
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])),
+                 "load-package.R"))
+
+anatomy_main <- function(args) {
+  spec <- c(db = "value", matrix = "value", base = "value", cand = "value", level = "value",
+            json = "flag", plot = "value", help = "flag")
+  opts <- parse_cli(args, spec)
+  if (isTRUE(opts$help)) {
+    cat("usage: rcuwb-anatomy.R --db PATH --matrix NAME [--base V1 --cand V2] [--level 0.95]",
+        "[--json] [--plot FILE.png]\n")
+    return(0L)
+  }
+  require_opts(opts, c("db", "matrix"))
+  opts$db <- check_db(opts$db)
+  level <- if (is.null(opts$level)) 0.95 else parse_fraction(opts$level, "level")
+  calls <- read_anatomy(opts$db, matrix = opts$matrix)
+  sides <- unique(calls$variant)
+  base <- if (is.null(opts$base)) sides[1] else opts$base
+  cand <- if (is.null(opts$cand)) sides[2] else opts$cand
+  for (v in c(base, cand)) {
+    if (is.na(v) || !v %in% sides) {
+      usage_error("matrix '%s' has no whole traced runs of '%s' (it has: %s)", opts$matrix,
+                  if (is.na(v)) "a second variant" else v,
+                  if (length(sides)) paste(sides, collapse = ", ") else "none")
+    }
+  }
+  cmp <- anatomy_compare(calls, base, cand, level = level)
+  text <- anatomy_text(cmp)
+  if (isTRUE(opts$json)) {
+    cat(text, sep = "\n", file = stderr())
+    cat(anatomy_json(cmp), "\n", sep = "")
+  } else {
+    cat(text, sep = "\n")
+  }
+  if (!is.null(opts$plot) && !is.null(cmp$phases)) {
+    ggplot2::ggsave(opts$plot, plot_anatomy(cmp), width = 10, height = 5.5, dpi = 110)
+  }
+  if (is.null(cmp$phases)) 3L else 0L
+}
+
+run_main("anatomy", anatomy_main)
