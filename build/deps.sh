@@ -19,6 +19,8 @@ pkgs=(
 	# nightly schedules: systemd-analyze verify of the timer units; the
 	# dashboard test loads the page in a real (headless) browser
 	systemd chromium
+	# the tests read the JSON of rcuwb's commands
+	jq
 )
 # The multi-host test reaches libvirt over ssh, through an sshd of its own
 # (build/test-hosts.sh), where systemd does not run the daemons.  Where it

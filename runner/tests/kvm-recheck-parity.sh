@@ -37,13 +37,23 @@ done
 printf '[ 1.0] rcu-scale:    0 writer-duration:     0 0\n' > "$work/zero.log"
 printf 'no timestamp rcu-scale:    0 writer-duration:     0 1234\n[unclosed rcu-scale: 1 writer-duration: 2 99' > "$work/odd.log"
 
+# The ftrace path's "Distribution" lines (tab-indented) come in gawk's hash
+# order: each run of them is compared as a set.
+tab_sorted() {
+	awk '/^\t/ { block[++n] = $0; next }
+	     { if (n) { flush() } print }
+	     function flush(  i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && block[j-1] > block[j]; j--) { t = block[j]; block[j] = block[j-1]; block[j-1] = t }
+	                                 for (i = 1; i <= n; i++) print block[i]; n = 0 }
+	     END { if (n) flush() }'
+}
+
 pass=0 fail=0
 for log in "$work"/*.log; do
 	name=$(basename "$log" .log)
 	mkdir -p "$work/res/$name"
 	cp "$log" "$work/res/$name/console.log"
-	want=$(cd "$tree" && bash "$script" "$work/res/$name" 2>/dev/null)
-	got=$("$rcuwb" parse --kvm-recheck "$log" 2>/dev/null)
+	want=$(cd "$tree" && bash "$script" "$work/res/$name" 2>/dev/null | tab_sorted)
+	got=$("$rcuwb" parse --kvm-recheck "$log" 2>/dev/null | tab_sorted)
 	if [ "$want" == "$got" ]; then
 		pass=$((pass + 1))
 	else

@@ -16,7 +16,8 @@
  * kvm-recheck-rcuscale.sh then reads rcuscale's own lines; else 0, or -1
  * (set_err) when out of memory.  Where gawk walks an array with for-in,
  * the order of the "Distribution" lines is gawk's hash order: here it is
- * the order of first appearance.
+ * the order of first appearance.  grep takes a log with a NUL byte for
+ * binary: the lines from the one with the first NUL on are not read.
  */
 #define KVMFTRACE_NOT_MINE 10
 int kvm_recheck_ftrace(FILE *out, const char *text, size_t len);
