@@ -26,7 +26,7 @@ read_anatomy <- function(db, matrix = NULL, variants = NULL) {
   with_db(db, function(con) {
     need_schema(con, "gp_anatomy")
     sql <- paste(
-      "SELECT a.*, r.variant, r.cell, r.vcpus, r.kconfig, r.matrix",
+      "SELECT a.*, r.variant, r.cell, r.vcpus, r.kconfig, r.matrix, r.nsamples",
       "FROM gp_anatomy a JOIN run_status r ON r.id = a.run_id",
       "JOIN traces t ON t.run_id = a.run_id", f$sql,
       if (nzchar(f$sql)) "AND" else "WHERE",
@@ -120,9 +120,17 @@ anatomy_compare <- function(calls, base, cand, level = 0.95, B = 2000, seed = 1)
   ph <- do.call(rbind, rows)
   total <- tapply(ph$change_us, ph$cell, sum, na.rm = TRUE)
   ph$share <- as.numeric(ph$change_us / total[ph$cell])
+  # GPs waited for per rcuscale sample: 1, unless the writers wait for more
+  # than one per measured interval (patch 0008's expedited plant does)
+  per_sample <- function(cell, v) {
+    d <- calls[calls$cell == cell & calls$variant == v, c("run_id", "nsamples")]
+    nrow(d) / sum(unique(d)$nsamples)
+  }
   cells <- do.call(rbind, lapply(split(ph, ph$cell), function(d) {
     i <- which.max(abs(d$change_us))
-    data.frame(cell = d$cell[1], mode = d$mode[1], base_call_us = sum(d$base_mean_us, na.rm = TRUE),
+    data.frame(cell = d$cell[1], mode = d$mode[1],
+               base_gps_per_sample = per_sample(d$cell[1], base), cand_gps_per_sample = per_sample(d$cell[1], cand),
+               base_call_us = sum(d$base_mean_us, na.rm = TRUE),
                cand_call_us = sum(d$cand_mean_us, na.rm = TRUE), change_us = sum(d$change_us, na.rm = TRUE),
                carrier = d$phase[i], carrier_change_us = d$change_us[i],
                carrier_lo_us = d$lo_us[i], carrier_hi_us = d$hi_us[i], stringsAsFactors = FALSE)
@@ -164,7 +172,9 @@ anatomy_text <- function(cmp) {
     out <- c(out, sprintf("  the mean call: %s -> %s us (%s us); most of the change is in %s: %s us [%s, %s]",
                           fmt_us1(s$base_call_us), fmt_us1(s$cand_call_us), fmt_signed_us(s$change_us),
                           s$carrier, fmt_signed_us(s$carrier_change_us), fmt_signed_us(s$carrier_lo_us),
-                          fmt_signed_us(s$carrier_hi_us)), "")
+                          fmt_signed_us(s$carrier_hi_us)),
+             sprintf("  GPs per rcuscale sample: %s %.3f, %s %.3f", cmp$base, s$base_gps_per_sample,
+                     cmp$cand, s$cand_gps_per_sample), "")
   }
   out
 }
@@ -198,4 +208,52 @@ plot_anatomy <- function(cmp) {
                                     100 * cmp$level)) +
     ggplot2::theme_bw() +
     ggplot2::theme(axis.text.x = ggplot2::element_text(angle = 30, hjust = 1), legend.position = "top")
+}
+
+# What tracing costs: per variant and cell, rcuscale's mean latency (the
+# mean of the runs' means) in the traced cell (".../k=trace") against the
+# same cell untraced, its relative change and a 95% bootstrap interval
+# (runs resampled within each side).  ok, not host-busy runs only.
+tracing_overhead <- function(db, matrix = NULL, level = 0.95, B = 2000, seed = 1) {
+  runs <- read_runs(db, matrix = matrix, kinds = "rcuscale")
+  runs <- runs[runs$status == "ok", , drop = FALSE]
+  if (!nrow(runs)) return(NULL)
+  s <- read_samples(db, run_ids = runs$id)
+  m <- tapply(s$duration_ns / 1000, s$run_id, mean)
+  runs$mean_us <- as.numeric(m[as.character(runs$id)])
+  runs$traced <- grepl("/k=trace", runs$cell, fixed = TRUE)
+  runs$plain <- sub("/k=trace", "", runs$cell, fixed = TRUE)
+  out <- list()
+  for (key in unique(paste(runs$variant, runs$plain[runs$traced]))) {
+    v <- sub(" .*", "", key)
+    cell <- sub("^[^ ]* ", "", key)
+    x <- runs$mean_us[runs$variant == v & runs$plain == cell & !runs$traced]
+    y <- runs$mean_us[runs$variant == v & runs$plain == cell & runs$traced]
+    x <- x[!is.na(x)]
+    y <- y[!is.na(y)]
+    if (length(x) < 2 || length(y) < 2) next
+    bs <- with_seed(seed, vapply(seq_len(B), function(i) {
+      mean(y[sample.int(length(y), replace = TRUE)]) / mean(x[sample.int(length(x), replace = TRUE)]) - 1
+    }, 0))
+    a <- (1 - level) / 2
+    q <- stats::quantile(bs, c(a, 1 - a), names = FALSE, type = 6)
+    out[[length(out) + 1]] <- data.frame(variant = v, cell = cell, untraced_runs = length(x),
+                                         traced_runs = length(y), untraced_mean_us = mean(x),
+                                         traced_mean_us = mean(y), change = mean(y) / mean(x) - 1,
+                                         lo = q[1], hi = q[2], stringsAsFactors = FALSE)
+  }
+  if (!length(out)) return(NULL)
+  r <- do.call(rbind, out)
+  rownames(r) <- NULL
+  r[order(r$variant, r$cell), ]
+}
+
+tracing_overhead_text <- function(ov) {
+  if (is.null(ov)) return("tracing overhead: no cell has both traced and untraced ok runs (2 or more each)")
+  m <- rbind(c("variant", "cell", "runs", "untraced mean", "traced mean", "change [95% CI]"),
+             cbind(ov$variant, ov$cell, sprintf("%d+%d", ov$untraced_runs, ov$traced_runs),
+                   fmt_us1(ov$untraced_mean_us), fmt_us1(ov$traced_mean_us),
+                   fmt_pct_ci(ov$change, ov$lo, ov$hi)))
+  c("tracing overhead: rcuscale's mean latency per call (us), traced cell against the same cell untraced",
+    paste0("  ", align_columns(m)))
 }

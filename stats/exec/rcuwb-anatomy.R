@@ -5,6 +5,11 @@
 # Usage:
 #   Rscript stats/exec/rcuwb-anatomy.R --db PATH --matrix NAME [--base V1 --cand V2]
 #       [--level 0.95] [--json] [--plot FILE.png]
+#   Rscript stats/exec/rcuwb-anatomy.R --db PATH --matrix NAME --overhead
+#
+# --overhead: what tracing costs, rcuscale's mean latency in each traced
+# cell of the matrix against the same cell untraced (R/anatomy.R,
+# tracing_overhead()).
 #
 # Without --base/--cand: the matrix's variants in the order their first runs
 # were stored.  Text goes to stdout (with --json: the JSON, and the text to
@@ -16,7 +21,7 @@ source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE)
 
 anatomy_main <- function(args) {
   spec <- c(db = "value", matrix = "value", base = "value", cand = "value", level = "value",
-            json = "flag", plot = "value", help = "flag")
+            json = "flag", plot = "value", overhead = "flag", help = "flag")
   opts <- parse_cli(args, spec)
   if (isTRUE(opts$help)) {
     cat("usage: rcuwb-anatomy.R --db PATH --matrix NAME [--base V1 --cand V2] [--level 0.95]",
@@ -26,6 +31,15 @@ anatomy_main <- function(args) {
   require_opts(opts, c("db", "matrix"))
   opts$db <- check_db(opts$db)
   level <- if (is.null(opts$level)) 0.95 else parse_fraction(opts$level, "level")
+  if (isTRUE(opts$overhead)) {
+    ov <- tracing_overhead(opts$db, matrix = opts$matrix, level = level)
+    if (isTRUE(opts$json)) {
+      cat(jsonlite::toJSON(ov, dataframe = "rows", digits = NA, pretty = TRUE), "\n", sep = "")
+    } else {
+      cat(tracing_overhead_text(ov), sep = "\n")
+    }
+    return(if (is.null(ov)) 3L else 0L)
+  }
   calls <- read_anatomy(opts$db, matrix = opts$matrix)
   sides <- unique(calls$variant)
   base <- if (is.null(opts$base)) sides[1] else opts$base

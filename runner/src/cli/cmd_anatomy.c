@@ -49,6 +49,8 @@ static const char anatomy_help[] =
 	"  -J, --jobs N         guests at once (default 1)\n"
 	"  -m, --matrix NAME    compare stored traced runs of matrix NAME (no runs)\n"
 	"      --base B, --cand C  the variants of --matrix (default: its first two)\n"
+	"      --overhead       with --matrix: rcuscale's latency in its traced cells\n"
+	"                       against the same cells untraced (what tracing costs)\n"
 	"      --console LOG    one console log's calls, per phase (no database)\n"
 	"      --calls          with --console: every call, not the summary\n"
 	"\n"
@@ -57,7 +59,7 @@ static const char anatomy_help[] =
 struct anatomy_opts {
 	const char *console, *matrix, *base, *cand, *name, *boot, *vcpus, *modes;
 	int runs, jobs;
-	bool calls;
+	bool calls, overhead;
 };
 
 static int parse_args(int argc, char **argv, struct anatomy_opts *o)
@@ -69,6 +71,7 @@ static int parse_args(int argc, char **argv, struct anatomy_opts *o)
 		{ "matrix", required_argument, NULL, 'm' },	{ "base", required_argument, NULL, 'B' },
 		{ "cand", required_argument, NULL, 'C' },	{ "console", required_argument, NULL, 'L' },
 		{ "calls", no_argument, NULL, 'c' },		{ "help", no_argument, NULL, 'h' },
+		{ "overhead", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -88,6 +91,7 @@ static int parse_args(int argc, char **argv, struct anatomy_opts *o)
 		case 'C': o->cand = optarg; break;
 		case 'L': o->console = optarg; break;
 		case 'c': o->calls = true; break;
+		case 'O': o->overhead = true; break;
 		case 'h': print_usage(anatomy_help); return 1;
 		default: return bad_usage("anatomy");
 		}
@@ -96,6 +100,8 @@ static int parse_args(int argc, char **argv, struct anatomy_opts *o)
 		return optind == argc ? 0 : set_err("anatomy --console LOG takes no other argument");
 	if (o->matrix)
 		return optind == argc ? 0 : set_err("anatomy --matrix NAME takes no BASE CAND: use --base, --cand");
+	if (o->overhead)
+		return set_err("anatomy --overhead reads a matrix's runs: give --matrix NAME");
 	if (argc - optind != 2)
 		return set_err("anatomy takes BASE and CAND (two kernel variants): see 'rcuwb anatomy --help'");
 	o->base = argv[optind];
@@ -335,7 +341,7 @@ int do_anatomy(int argc, char **argv)
 {
 	struct anatomy_opts o;
 	char name[96];
-	const char *extra[8];
+	const char *extra[10];
 	int rc = parse_args(argc, argv, &o), n = 0;
 
 	if (rc)
@@ -363,6 +369,8 @@ int do_anatomy(int argc, char **argv)
 		extra[n++] = "--cand";
 		extra[n++] = o.cand;
 	}
+	if (o.overhead)
+		extra[n++] = "--overhead";
 	if (json_output)
 		extra[n++] = "--json";
 	rc = run_rscript("anatomy.R", 1, argv, extra, n);

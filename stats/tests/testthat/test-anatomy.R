@@ -11,6 +11,7 @@ add_traced_run <- function(p, variant, rep, seed, calls = 40, extra_return = 0, 
                 host_other_cpu = host_other_cpu)
   con <- DBI::dbConnect(RSQLite::SQLite(), p)
   on.exit(DBI::dbDisconnect(con))
+  DBI::dbExecute(con, "UPDATE runs SET nsamples = ? WHERE id = ?", params = list(calls, id))
   DBI::dbExecute(con, "INSERT INTO traces (run_id, events, lost, incomplete, calls) VALUES (?, 2000, 0, ?, ?)",
                  params = list(id, incomplete, calls))
   with_seed(seed, {
@@ -56,6 +57,7 @@ test_that("anatomy_compare: a delay planted in the return shows there, and only 
   others <- ph[ph$phase != "return", ]
   expect_true(all(others$lo_us < 0 & others$hi_us > 0 | abs(others$change_us) < 30))
   expect_equal(cmp$cells$carrier, "return")
+  expect_equal(c(cmp$cells$base_gps_per_sample, cmp$cells$cand_gps_per_sample), c(1, 1))
   expect_gt(ret$share, 0.97)
   # the phases' means add up to the mean call
   expect_equal(cmp$cells$cand_call_us - cmp$cells$base_call_us, sum(ph$change_us))
@@ -87,4 +89,23 @@ test_that("plot_anatomy: paired bars per phase", {
   f <- tempfile(fileext = ".png")
   ggplot2::ggsave(f, p, width = 8, height = 4, dpi = 60)
   expect_gt(file.size(f), 1000)
+})
+
+test_that("tracing_overhead: a traced cell against the same cell untraced, runs as the unit", {
+  p <- new_db()
+  for (r in 1:4) {
+    add_run(p, "after", cell = "v1-n1/normal/w1-r0", rep = r, matrix = "ov",
+            samples_ns = rep(12000e3 + 100e3 * r, 50))
+    add_run(p, "after", cell = "v1-n1/normal/w1-r0/k=trace", rep = r, matrix = "ov", kconfig = "trace",
+            samples_ns = rep(12500e3 + 100e3 * r, 50))
+  }
+  add_run(p, "after", cell = "v1-n1/normal/w1-r0/k=trace", rep = 5, matrix = "ov", outcome = "timeout")
+  ov <- tracing_overhead(p, matrix = "ov", B = 500)
+  expect_equal(nrow(ov), 1)
+  expect_equal(ov$cell, "v1-n1/normal/w1-r0")
+  expect_equal(c(ov$untraced_runs, ov$traced_runs), c(4, 4))
+  expect_equal(ov$change, 12750 / 12250 - 1)
+  expect_true(ov$lo < ov$change && ov$change < ov$hi && ov$lo > 0)
+  expect_match(tracing_overhead_text(ov)[3], "v1-n1/normal/w1-r0")
+  expect_null(tracing_overhead(p, matrix = "nosuch"))
 })
