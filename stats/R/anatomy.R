@@ -257,3 +257,39 @@ tracing_overhead_text <- function(ov) {
   c("tracing overhead: rcuscale's mean latency per call (us), traced cell against the same cell untraced",
     paste0("  ", align_columns(m)))
 }
+
+# One variant's anatomy, per cell and phase: runs, calls, the median and
+# p90 of the calls, the mean per call (the mean of the runs' means) and its
+# share of the mean call.
+anatomy_describe <- function(calls, variant) {
+  calls <- calls[calls$variant == variant, , drop = FALSE]
+  runs <- anatomy_runs(calls)
+  if (!nrow(runs)) return(NULL)
+  rows <- lapply(split(runs, list(runs$cell, runs$phase), drop = TRUE), function(d) {
+    v <- calls[calls$cell == d$cell[1], paste0(d$phase[1], "_us")]
+    data.frame(cell = d$cell[1], vcpus = d$vcpus[1], mode = d$mode[1], phase = d$phase[1],
+               runs = nrow(d), calls = sum(!is.na(v)), median_us = nr_quantile(v, 0.5),
+               p90_us = nr_quantile(v, 0.9), mean_us = mean(d$mean_us), stringsAsFactors = FALSE)
+  })
+  r <- do.call(rbind, rows)
+  r$share <- r$mean_us / as.numeric(tapply(r$mean_us, r$cell, sum)[r$cell])
+  r$order <- mapply(function(m, p) match(p, ANATOMY_PHASES[[m]]), r$mode, r$phase)
+  r <- r[order(r$mode, r$vcpus, r$cell, r$order), ]
+  r$order <- NULL
+  rownames(r) <- NULL
+  r
+}
+
+anatomy_describe_text <- function(d, variant) {
+  if (is.null(d)) return(sprintf("anatomy: no whole traced runs of %s", variant))
+  out <- character()
+  for (cell in unique(d$cell)) {
+    x <- d[d$cell == cell, ]
+    out <- c(out, sprintf("%s %s (%s GPs): %d runs, %d calls; times per call in us", variant, cell,
+                          x$mode[1], max(x$runs), max(x$calls)))
+    m <- rbind(c("phase", "median", "p90", "mean", "share"),
+               cbind(x$phase, fmt_us1(x$median_us), fmt_us1(x$p90_us), fmt_us1(x$mean_us), fmt_share(x$share)))
+    out <- c(out, paste0("  ", align_columns(m)), sprintf("  the mean call: %s us", fmt_us1(sum(x$mean_us))), "")
+  }
+  out
+}

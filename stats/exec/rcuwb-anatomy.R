@@ -12,7 +12,8 @@
 # tracing_overhead()).
 #
 # Without --base/--cand: the matrix's variants in the order their first runs
-# were stored.  Text goes to stdout (with --json: the JSON, and the text to
+# were stored; --base alone (or a matrix of one variant): that variant's
+# phases, described (runs, calls, median, p90, mean per call, share).  Text goes to stdout (with --json: the JSON, and the text to
 # stderr).  Exit status: 0, 3 when no cell has whole traced runs of both
 # sides, 64 bad command line, 70 internal error.  Not a gate: it describes.
 
@@ -44,6 +45,19 @@ anatomy_main <- function(args) {
   sides <- unique(calls$variant)
   base <- if (is.null(opts$base)) sides[1] else opts$base
   cand <- if (is.null(opts$cand)) sides[2] else opts$cand
+  # one variant (--base alone, or a matrix of one): its anatomy, described
+  if (length(sides) == 1 && is.null(opts$cand) || !is.null(opts$base) && is.null(opts$cand)) {
+    if (is.na(base) || !base %in% sides) {
+      usage_error("matrix '%s' has no whole traced runs of '%s'", opts$matrix, if (is.na(base)) "any variant" else base)
+    }
+    d <- anatomy_describe(calls, base)
+    if (isTRUE(opts$json)) {
+      cat(jsonlite::toJSON(d, dataframe = "rows", digits = NA, na = "null", pretty = TRUE), "\n", sep = "")
+    } else {
+      cat(anatomy_describe_text(d, base), sep = "\n")
+    }
+    return(0L)
+  }
   for (v in c(base, cand)) {
     if (is.na(v) || !v %in% sides) {
       usage_error("matrix '%s' has no whole traced runs of '%s' (it has: %s)", opts$matrix,

@@ -29,7 +29,7 @@
 
 static const char anatomy_help[] =
 	"Usage: rcuwb anatomy [OPTIONS] BASE CAND\n"
-	"       rcuwb anatomy --matrix NAME [--base B --cand C]\n"
+	"       rcuwb anatomy --matrix NAME [--base B [--cand C]] [--overhead]\n"
 	"       rcuwb anatomy --console LOG [--calls]\n"
 	"\n"
 	"Where the grace periods' time goes: every rcuscale writer call of a traced\n"
@@ -48,7 +48,8 @@ static const char anatomy_help[] =
 	"      --name NAME      store the runs as matrix NAME (default anatomy-BASE-CAND)\n"
 	"  -J, --jobs N         guests at once (default 1)\n"
 	"  -m, --matrix NAME    compare stored traced runs of matrix NAME (no runs)\n"
-	"      --base B, --cand C  the variants of --matrix (default: its first two)\n"
+	"      --base B, --cand C  the variants of --matrix (default: its first two;\n"
+	"                       --base alone: that variant's phases, described)\n"
 	"      --overhead       with --matrix: rcuscale's latency in its traced cells\n"
 	"                       against the same cells untraced (what tracing costs)\n"
 	"      --console LOG    one console log's calls, per phase (no database)\n"

@@ -109,3 +109,12 @@ test_that("tracing_overhead: a traced cell against the same cell untraced, runs 
   expect_match(tracing_overhead_text(ov)[3], "v1-n1/normal/w1-r0")
   expect_null(tracing_overhead(p, matrix = "nosuch"))
 })
+
+test_that("anatomy_describe: one variant's phases in call order, shares adding up to 1", {
+  d <- anatomy_describe(read_anatomy(anatomy_db(), matrix = "anat"), "after")
+  expect_equal(d$phase, ANATOMY_PHASES$normal)
+  expect_equal(sum(d$share), 1)
+  expect_true(all(d$runs == 5 & d$calls %in% c(200, 195)))
+  expect_match(anatomy_describe_text(d, "after")[1], "after v1-n1/normal/w1-r0 \\(normal GPs\\): 5 runs")
+  expect_null(anatomy_describe(read_anatomy(anatomy_db(), matrix = "anat"), "nosuch"))
+})
