@@ -102,6 +102,7 @@ anatomy_compare <- function(calls, base, cand, level = 0.95, B = 2000, seed = 1)
       if (!length(x) && !length(y)) next
       cb <- calls[calls$cell == cell & calls$variant == base, paste0(ph, "_us")]
       cc <- calls[calls$cell == cell & calls$variant == cand, paste0(ph, "_us")]
+      if (all(is.na(cb)) && all(is.na(cc))) next	# no call of the cell has it
       ch <- if (length(x) && length(y)) boot_mean_diff(x, y, level, B, seed) else c(NA, NA, NA)
       rows[[length(rows) + 1]] <- data.frame(
         cell = cell, mode = mode, phase = ph,
@@ -272,6 +273,7 @@ anatomy_describe <- function(calls, variant) {
                p90_us = nr_quantile(v, 0.9), mean_us = mean(d$mean_us), stringsAsFactors = FALSE)
   })
   r <- do.call(rbind, rows)
+  r <- r[r$calls > 0, , drop = FALSE]	# a phase no call of the cell has
   r$share <- r$mean_us / as.numeric(tapply(r$mean_us, r$cell, sum)[r$cell])
   r$order <- mapply(function(m, p) match(p, ANATOMY_PHASES[[m]]), r$mode, r$phase)
   r <- r[order(r$mode, r$vcpus, r$cell, r$order), ]

@@ -50,6 +50,7 @@ static const char anatomy_help[] =
 	"  -m, --matrix NAME    compare stored traced runs of matrix NAME (no runs)\n"
 	"      --base B, --cand C  the variants of --matrix (default: its first two;\n"
 	"                       --base alone: that variant's phases, described)\n"
+	"      --plot FILE      the comparison as paired bars per phase (PNG, SVG, PDF)\n"
 	"      --overhead       with --matrix: rcuscale's latency in its traced cells\n"
 	"                       against the same cells untraced (what tracing costs)\n"
 	"      --console LOG    one console log's calls, per phase (no database)\n"
@@ -58,7 +59,7 @@ static const char anatomy_help[] =
 	"With rcuwb --json: JSON.  Exit 0, or 2 on bad input or a failed build/run.\n";
 
 struct anatomy_opts {
-	const char *console, *matrix, *base, *cand, *name, *boot, *vcpus, *modes;
+	const char *console, *matrix, *base, *cand, *name, *boot, *vcpus, *modes, *plot;
 	int runs, jobs;
 	bool calls, overhead;
 };
@@ -72,7 +73,7 @@ static int parse_args(int argc, char **argv, struct anatomy_opts *o)
 		{ "matrix", required_argument, NULL, 'm' },	{ "base", required_argument, NULL, 'B' },
 		{ "cand", required_argument, NULL, 'C' },	{ "console", required_argument, NULL, 'L' },
 		{ "calls", no_argument, NULL, 'c' },		{ "help", no_argument, NULL, 'h' },
-		{ "overhead", no_argument, NULL, 'O' },
+		{ "overhead", no_argument, NULL, 'O' },		{ "plot", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -93,6 +94,7 @@ static int parse_args(int argc, char **argv, struct anatomy_opts *o)
 		case 'L': o->console = optarg; break;
 		case 'c': o->calls = true; break;
 		case 'O': o->overhead = true; break;
+		case 'P': o->plot = optarg; break;
 		case 'h': print_usage(anatomy_help); return 1;
 		default: return bad_usage("anatomy");
 		}
@@ -342,7 +344,7 @@ int do_anatomy(int argc, char **argv)
 {
 	struct anatomy_opts o;
 	char name[96];
-	const char *extra[10];
+	const char *extra[12];
 	int rc = parse_args(argc, argv, &o), n = 0;
 
 	if (rc)
@@ -372,6 +374,10 @@ int do_anatomy(int argc, char **argv)
 	}
 	if (o.overhead)
 		extra[n++] = "--overhead";
+	if (o.plot) {
+		extra[n++] = "--plot";
+		extra[n++] = o.plot;
+	}
 	if (json_output)
 		extra[n++] = "--json";
 	rc = run_rscript("anatomy.R", 1, argv, extra, n);
