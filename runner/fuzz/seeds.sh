@@ -4,7 +4,7 @@ seed_dirs() {
 	local name=$1 corpus=$2 f
 	local -a files=()
 	case $name in
-	console) files=("$top"/runner/tests/data/*.log) ;;
+	console | trace) files=("$top"/runner/tests/data/*.log) ;;
 	matrix) files=("$top"/perf-configs/*.yaml) ;;
 	schedule) files=("$top"/perf-configs/schedules/*.yaml) ;;
 	hosts) files=("$top"/perf-configs/hosts/*.yaml) ;;
