@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # runner/tests/sanitizers.sh: real guests with the runner built with
 # AddressSanitizer and UndefinedBehaviorSanitizer (runner/rcuwb-san, made by
-# `make -C runner unit-san`): a boot, a small matrix, the summary and the
-# parser, each without a sanitizer report.
+# `make -C runner unit-san`): a boot, a small matrix, the summary, the
+# parser, and a traced boot (Kconfig scenario trace: the ftrace dump read,
+# cut into phases and stored), each without a sanitizer report.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch sanitizers
@@ -35,6 +36,16 @@ check "with no sanitizer report" clean "$work/summary.out"
 "$san" parse "$(last run_dir)/console.log" > "$work/parse.out" 2>&1
 expect "parse of the last console under the sanitizers exits cleanly" 0 $?
 check "with no sanitizer report" clean "$work/parse.out"
+# a traced run: its ftrace dump read, its calls cut and stored (job.c), and
+# the ftrace path of --kvm-recheck and anatomy --console on its console
+"$san" -q -d "$db" boot -k "$variant" -K trace -n 2 -g expedited -M san-trace > "$work/trace.out" 2>&1
+expect "a traced boot under the sanitizers exits cleanly" 0 $?
+check "with no sanitizer report" clean "$work/trace.out"
+expect "its calls cut into phases" 1 "$(q "SELECT COUNT(*) > 100 FROM gp_anatomy WHERE run_id = (SELECT MAX(id) FROM runs)")"
+"$san" parse --kvm-recheck "$(last run_dir)/console.log" > "$work/recheck.out" 2>&1 &&
+	"$san" anatomy --console "$(last run_dir)/console.log" >> "$work/recheck.out" 2>&1
+expect "parse --kvm-recheck and anatomy --console of it under the sanitizers exit cleanly" 0 $?
+check "with no sanitizer report" clean "$work/recheck.out"
 check "no domain left" no_domains
 for f in "$work"/*.out; do clean "$f" || { echo "--- $f"; head -n 40 "$f"; }; done
 finish sanitizers
