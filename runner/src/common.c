@@ -287,3 +287,10 @@ const char *rscript_path(const char *name, char *out, size_t cap)
 	snprintf(rel, sizeof(rel), "stats/exec/rcuwb-%s", name);
 	return data_path(NULL, rel, out, cap);
 }
+
+int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}

@@ -51,6 +51,9 @@ const char *data_path(const char *env, const char *rel, char *out, size_t cap);
 /* stats/exec/rcuwb-NAME (an R entry script) of the data, in out; NULL as data_path(). */
 const char *rscript_path(const char *name, char *out, size_t cap);
 
+/* qsort() comparator of doubles, ascending. */
+int cmp_double(const void *a, const void *b);
+
 /* Whole file into a NUL-terminated buffer; -1 with set_err() on failure. */
 int read_file(const char *path, struct buf *out);
 int write_file(const char *path, const void *data, size_t len);

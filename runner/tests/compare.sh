@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # runner/tests/compare.sh: rcuwb compare with real builds and real guests.
 # Bad input is refused in one line before anything builds; a patch that
-# starts every normal grace period one tick late comes out SLOWDOWN against
-# the variant it is applied to, a documentation-only patch PASS; a compare
-# killed in its first look and started again stores no run twice.
+# starts every normal grace period two ticks late comes out SLOWDOWN against
+# the variant it is applied to, and traced runs of both show the ticks in
+# the phase before the GP's start (rcuwb anatomy, run after a SLOWDOWN); a
+# documentation-only patch PASS; a compare killed in its first look and
+# started again stores no run twice.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch compare
@@ -47,10 +49,10 @@ check "a patch that does not apply: exit 2 ($rc), one error line naming it and t
 		 grep -q '0001-broken.patch does not apply to Linux .*kernel/rcu/tree.c: Hunk #1 FAILED' <<< '$err'"
 expect "and nothing was built" "$b0" "$(builds)"
 
-# 2. A patch planting a slowdown of one tick per normal GP: SLOWDOWN.
+# 2. A patch planting a slowdown per normal GP (a jiffy's sleep: two ticks): SLOWDOWN.
 cmp "$base" "$data/0001-rcu-test-slow-normal-gp.patch" > "$work/slow.out" 2> "$work/slow.err"
 rc=$?
-expect "a patch slowing every normal GP by a tick: SLOWDOWN (exit 1; $(grep -m1 'SLOWDOWN\|PASS\|INCONCLUSIVE' "$work/slow.out"))" 1 "$rc"
+expect "a patch slowing every normal GP by two ticks: SLOWDOWN (exit 1; $(grep -m1 'SLOWDOWN\|PASS\|INCONCLUSIVE' "$work/slow.out"))" 1 "$rc"
 check "it says per cell what each look saw" grep -q "look [12] (" "$work/slow.err"
 slowvar=$(sed -n "s/^rcuwb: compare \([^ ]*\) .*/\1/p" "$work/slow.err")
 check "the candidate is a variant of its own ($slowvar) on top of $base" test -n "$slowvar" -a "${slowvar%%.p*}" = "$base"
@@ -59,7 +61,17 @@ check "its runs' build.json names the test patch" \
 check "the gate's table says sequential" grep -q "rule (sequential" "$work/slow.out"
 check "every run got rcuscale.minruntime=1 (compare.yaml; both kernels have it)" \
 	test "$(q "SELECT COUNT(*) FROM runs WHERE variant = '$slowvar' AND cmdline LIKE '% rcuscale.minruntime=1%'")" -gt 0 -a \
-	"$(q "SELECT COUNT(*) FROM runs WHERE cmdline NOT LIKE '% rcuscale.minruntime=1%'")" = 0
+	"$(q "SELECT COUNT(*) FROM runs WHERE cmdline NOT LIKE '% rcuscale.minruntime=1%' AND matrix NOT LIKE 'anatomy-%'")" = 0
+
+# ... and where the time went: the patch sleeps a jiffy in rcu_gp_init()
+# before it traces the GP's start, so the traced runs put the delay in the
+# phase from call_rcu() to the GP's start (request)
+check "after the SLOWDOWN, where the time went: traced runs of the slow cell" \
+	grep -q "^Where the time went (traced runs of the slow cells, 4 a side" "$work/slow.out"
+expect "... 4 traced runs a side, every trace whole" "8|8" \
+	"$(q "SELECT COUNT(*), SUM(t.incomplete IS NULL) FROM runs r JOIN traces t ON t.run_id = r.id WHERE r.matrix LIKE 'anatomy-compare-%'")"
+check "... the change is in request, the phase the patch delays ($(grep -o 'most of the change is in [a-z]*: [^ ]* us' "$work/slow.out"))" \
+	grep -q "most of the change is in request" "$work/slow.out"
 
 # 3. A documentation-only patch, killed during its first look and started
 # again: it goes on from the stored runs, stores none twice, and PASSes.
@@ -80,6 +92,7 @@ mid=$(q "SELECT COUNT(*) FROM runs WHERE variant = '$docvar'")
 cmp "$base" "$data/0001-doc-test-only.patch" > "$work/doc.out" 2> "$work/doc.err"
 rc=$?
 expect "a documentation-only patch: PASS on normal GPs (exit 0; $(grep -m1 'SLOWDOWN\|PASS\|INCONCLUSIVE' "$work/doc.out"))" 0 "$rc"
+check "no anatomy without a SLOWDOWN" bash -c "! grep -q 'Where the time went' '$work/doc.out'"
 expect "after Ctrl-C ($mid of its runs stored) and a restart, no run is stored twice" 0 \
 	"$(q "SELECT COUNT(*) FROM (SELECT variant, rep FROM runs WHERE matrix = (SELECT matrix FROM runs
 	      WHERE variant = '$docvar' LIMIT 1) AND outcome NOT IN ('interrupted', 'host-failed')

@@ -14,6 +14,16 @@
 # Traced runs are cells of their own (Kconfig scenario "trace"): never
 # pooled with untraced runs and never gated.
 
+# The Kconfig scenario of traced runs (perf-configs/kconfig/scenarios/trace.config)
+ANATOMY_KCONFIG <- "trace"
+
+# TRUE for runs of the tracing scenario: cells of their own, never gated (gate()).
+is_traced <- function(runs) {
+  k <- runs$kconfig
+  if (is.null(k)) return(rep(FALSE, nrow(runs)))
+  !is.na(k) & k == ANATOMY_KCONFIG
+}
+
 ANATOMY_PHASES <- list(
   normal = c("request", "init", "qs", "cleanup", "callback", "return"),
   expedited = c("funnel", "handoff", "reset", "select", "wait", "wake", "piggyback", "return")

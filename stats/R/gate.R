@@ -154,6 +154,9 @@ gate <- function(db, baseline, candidate, threshold = 0.05, alpha = 0.05,
   with_db(db, function(con) {
     runs <- read_runs(con, matrix = matrix, variants = c(baseline, candidate), since = since)
     samples <- read_samples(con, matrix = matrix, variants = c(baseline, candidate), since = since)
+    # traced runs describe where time goes (R/anatomy.R); they are never gated
+    runs <- runs[!is_traced(runs), , drop = FALSE]
+    samples <- samples[samples$run_id %in% runs$id, , drop = FALSE]
     rt <- build_run_table(runs, run_stats(samples))
     gate_run_table(rt, baseline, candidate, threshold = threshold, alpha = alpha,
                    min_runs = min_runs, stats = stats, matrix = matrix,

@@ -29,6 +29,15 @@ int do_history(int argc, char **argv);
 int do_bisect(int argc, char **argv);
 int do_variant(int argc, char **argv);
 int do_anatomy(int argc, char **argv);
+/*
+ * After a SLOWDOWN (rcuwb compare): BASE and CAND, kernel variants, built
+ * in the Kconfig scenario trace and run traced (runs a side) in the
+ * topologies and GP modes of cells ("v2-n1/normal/..."), stored as matrix
+ * name, then the per-phase comparison printed (cmd_anatomy.c).  Its exit
+ * code, or -1 with set_err().
+ */
+int anatomy_after_slowdown(const char *base, const char *cand, const char *name, const char *const *cells, int n,
+			   int runs);
 
 /* Strict number parsing: -1 with set_err() naming the option and the value. */
 int parse_int(const char *opt, const char *val, int min, int max, int *out);

@@ -114,13 +114,6 @@ static int parse_args(int argc, char **argv, struct anatomy_opts *o)
 
 /* --- one console log ------------------------------------------------------ */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Median and 90th percentile (nearest rank) of phase p over the calls of one mode. */
 static size_t phase_quantiles(const struct anatomy *a, bool exp, int p, double *med, double *p90)
 {
@@ -272,55 +265,70 @@ static int one_console(const struct anatomy_opts *o)
 
 /* --- traced runs of two variants ------------------------------------------- */
 
-/* RESULTS/anatomy/NAME.yaml: the traced cells, both sides */
-static int write_matrix(const struct anatomy_opts *o, const char *name, char *path, size_t cap)
+/* What runs traced: both sides, these topologies and modes, so many runs a side. */
+struct traced {
+	const char *base, *cand, *name, *boot;
+	char topos[1024];	/* YAML lines "  - {vcpus: N, nodes: K}" */
+	char modes[64];		/* "normal, expedited" */
+	int runs, jobs;
+};
+
+static int add_topo(struct traced *t, int vcpus, int nodes)
 {
-	char *dbdup = strdup(opt_db), vc[512] = "", *tok, *save = NULL, *list;
+	size_t len = strlen(t->topos);
+
+	if (nodes > 1)
+		snprintf(t->topos + len, sizeof(t->topos) - len, "  - {vcpus: %d, nodes: %d}\n", vcpus, nodes);
+	else
+		snprintf(t->topos + len, sizeof(t->topos) - len, "  - {vcpus: %d}\n", vcpus);
+	return strlen(t->topos) + 1 < sizeof(t->topos) ? 0 : set_err("anatomy: too many topologies");
+}
+
+/* RESULTS/anatomy/NAME.yaml: the traced cells, both sides */
+static int write_matrix(const struct traced *t, char *path, size_t cap)
+{
+	char *dbdup = strdup(opt_db);
 	struct buf y = { 0 };
 	int ret;
 
 	if (!dbdup || path_fmt(path, cap, "%s/anatomy", dirname(dbdup)) < 0 || mkdir_p(path) < 0 ||
-	    path_fmt(path + strlen(path), cap - strlen(path), "/%s.yaml", name) < 0) {
+	    path_fmt(path + strlen(path), cap - strlen(path), "/%s.yaml", t->name) < 0) {
 		free(dbdup);
 		return -1;
 	}
 	free(dbdup);
-	list = strdup(o->vcpus);
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int v;
-
-		if (parse_int("--vcpus", tok, 1, 64, &v) < 0) {
-			free(list);
-			return -1;
-		}
-		snprintf(vc + strlen(vc), sizeof(vc) - strlen(vc), "  - {vcpus: %d}\n", v);
-	}
-	free(list);
 	buf_printf(&y, "# rcuwb anatomy %s %s: traced cells (Kconfig scenario %s), written by rcuwb\n"
 		   "name: %s\nvariants: [%s, %s]\nkconfigs: [%s]\ntopologies:\n%smodes: [%s]\n"
 		   "rcuscale: {nreaders: 0, holdoff: boot}\n",
-		   o->base, o->cand, TRACE_KCONFIG, name, o->base, o->cand, TRACE_KCONFIG, vc, o->modes);
-	if (o->boot)
-		buf_printf(&y, "boot_params: [\"%s\"]\n", o->boot);
-	buf_printf(&y, "reps: %d\ntimeout: 180\nseed: 34\n", o->runs);
+		   t->base, t->cand, TRACE_KCONFIG, t->name, t->base, t->cand, TRACE_KCONFIG, t->topos, t->modes);
+	if (t->boot)
+		buf_printf(&y, "boot_params: [\"%s\"]\n", t->boot);
+	buf_printf(&y, "reps: %d\ntimeout: 180\nseed: 34\n", t->runs);
 	ret = y.data ? write_file(path, y.data, y.len) : set_err("out of memory");
 	buf_free(&y);
 	return ret;
 }
 
-static int run_sides(const struct anatomy_opts *o, const char *name)
+/* Both sides built in the tracing scenario, then `rcuwb run --resume` of the traced cells. */
+static int run_traced(const struct traced *t)
 {
 	char path[4096], jobs[16];
 	const char *argv[12];
 	struct buf out = { 0 };
 	int n = 0, rc;
 
-	if (strchr(o->boot ? o->boot : "", '"') || strchr(o->modes, ']') || strchr(o->modes, '\n'))
+	if (strchr(t->boot ? t->boot : "", '"') || strchr(t->modes, ']') || strchr(t->modes, '\n'))
 		return set_err("--boot-params/--modes: no quotes, brackets or newlines");
-	if (write_matrix(o, name, path, sizeof(path)) < 0)
+	rc = kernel_make(t->base, TRACE_KCONFIG);
+	if (!rc)
+		rc = kernel_make(t->cand, TRACE_KCONFIG);
+	if (rc)
+		return rc == KERNEL_REFUSED ? set_err("anatomy: a side cannot be built in scenario %s (above)",
+						      TRACE_KCONFIG) : -1;
+	if (write_matrix(t, path, sizeof(path)) < 0)
 		return -1;
-	info("anatomy: %s %s in traced cells (%s)\n", o->base, o->cand, path);
-	snprintf(jobs, sizeof(jobs), "%d", o->jobs);
+	info("anatomy: %s %s in traced cells (%s)\n", t->base, t->cand, path);
+	snprintf(jobs, sizeof(jobs), "%d", t->jobs);
 	argv[n++] = proc_self();
 	argv[n++] = "-d";
 	argv[n++] = opt_db;
@@ -340,47 +348,101 @@ static int run_sides(const struct anatomy_opts *o, const char *name)
 	return rc ? set_err("anatomy: the traced runs failed (rcuwb run exited %d): see above", rc) : 0;
 }
 
+/* stats/exec/rcuwb-anatomy.R on matrix NAME: its exit code, or -1 */
+static int compare_phases(const char *matrix, const char *base, const char *cand, const struct anatomy_opts *o)
+{
+	const char *extra[12], *argv0[] = { "anatomy", NULL };
+	int n = 0;
+
+	extra[n++] = "--matrix";
+	extra[n++] = matrix;
+	if (base) {
+		extra[n++] = "--base";
+		extra[n++] = base;
+	}
+	if (cand) {
+		extra[n++] = "--cand";
+		extra[n++] = cand;
+	}
+	if (o && o->overhead)
+		extra[n++] = "--overhead";
+	if (o && o->plot) {
+		extra[n++] = "--plot";
+		extra[n++] = o->plot;
+	}
+	if (json_output)
+		extra[n++] = "--json";
+	return run_rscript("anatomy.R", 1, (char **)argv0, extra, n);
+}
+
+int anatomy_after_slowdown(const char *base, const char *cand, const char *name, const char *const *cells, int n,
+			   int runs)
+{
+	struct traced t = { .base = base, .cand = cand, .name = name, .runs = runs, .jobs = 1 };
+	bool normal = false, exp = false;
+	int i, j, rc, seen[64][2];
+
+	for (i = 0; i < n && i < 64; i++) {
+		int vcpus, nodes;
+		char mode[16];
+
+		if (sscanf(cells[i], "v%d-n%d/%15[^/]", &vcpus, &nodes, mode) != 3)
+			return set_err("anatomy: cell '%s' is not v<vcpus>-n<nodes>/<mode>/", cells[i]);
+		for (j = 0; j < i && (seen[j][0] != vcpus || seen[j][1] != nodes); j++)
+			;
+		seen[i][0] = vcpus;
+		seen[i][1] = nodes;
+		if (j == i && add_topo(&t, vcpus, nodes) < 0)
+			return -1;
+		normal |= !strcmp(mode, "normal");
+		exp |= !strcmp(mode, "expedited");
+	}
+	snprintf(t.modes, sizeof(t.modes), "%s%s%s", normal ? "normal" : "", normal && exp ? ", " : "",
+		 exp ? "expedited" : "");
+	rc = run_traced(&t);
+	return rc < 0 ? -1 : compare_phases(name, base, cand, NULL);
+}
+
+/* --vcpus 1,2 as topology lines */
+static int vcpu_topos(const char *list, struct traced *t)
+{
+	char *dup = strdup(list), *tok, *save = NULL;
+	int v, ret = 0;
+
+	if (!dup)
+		return set_err("out of memory");
+	for (tok = strtok_r(dup, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save))
+		ret = parse_int("--vcpus", tok, 1, 64, &v) < 0 || add_topo(t, v, 1) < 0 ? -1 : 0;
+	free(dup);
+	return ret;
+}
+
 int do_anatomy(int argc, char **argv)
 {
 	struct anatomy_opts o;
+	struct traced t = { 0 };
 	char name[96];
-	const char *extra[12];
-	int rc = parse_args(argc, argv, &o), n = 0;
+	int rc = parse_args(argc, argv, &o);
 
 	if (rc)
 		return rc > 0 ? 0 : (report_err(), 2);
 	if (o.console)
 		return one_console(&o);
 	if (!o.matrix) {
-		snprintf(name, sizeof(name), "%s", o.name ? o.name : "");
-		if (!o.name)
-			snprintf(name, sizeof(name), "anatomy-%.40s-%.40s", o.base, o.cand);
-		if (kernel_make(o.base, TRACE_KCONFIG) != 0 || kernel_make(o.cand, TRACE_KCONFIG) != 0 ||
-		    run_sides(&o, name) < 0) {
+		if (o.name)
+			snprintf(name, sizeof(name), "%s", o.name);
+		else
+			snprintf(name, sizeof(name), "anatomy-%.27s-%.27s", o.base, o.cand);
+		t = (struct traced){ .base = o.base, .cand = o.cand, .name = name, .boot = o.boot,
+				     .runs = o.runs, .jobs = o.jobs };
+		snprintf(t.modes, sizeof(t.modes), "%s", o.modes);
+		if (vcpu_topos(o.vcpus, &t) < 0 || run_traced(&t) != 0) {
 			report_err();
 			return 2;
 		}
 		o.matrix = name;
 	}
-	extra[n++] = "--matrix";
-	extra[n++] = o.matrix;
-	if (o.base) {
-		extra[n++] = "--base";
-		extra[n++] = o.base;
-	}
-	if (o.cand) {
-		extra[n++] = "--cand";
-		extra[n++] = o.cand;
-	}
-	if (o.overhead)
-		extra[n++] = "--overhead";
-	if (o.plot) {
-		extra[n++] = "--plot";
-		extra[n++] = o.plot;
-	}
-	if (json_output)
-		extra[n++] = "--json";
-	rc = run_rscript("anatomy.R", 1, argv, extra, n);
+	rc = compare_phases(o.matrix, o.base, o.cand, &o);
 	if (rc < 0)
 		report_err();
 	return rc < 0 ? 2 : rc;

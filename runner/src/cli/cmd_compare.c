@@ -49,6 +49,9 @@ static const char compare_help[] =
 	"  -B, --budget TIME    wall time for the runs: 90s, 20m, 2h (default 30m)\n"
 	"      --name NAME      store the runs as matrix NAME (default compare-BASE-CAND)\n"
 	"  -J, --jobs N         guests at once (default 1)\n"
+	"      --anatomy-runs N after a SLOWDOWN, N traced runs a side of the slow cells\n"
+	"                       show where the time went (rcuwb anatomy; default 4)\n"
+	"      --no-anatomy     not that (it needs both sides built in scenario trace)\n"
 	"\n"
 	"Exit status as 'rcuwb gate': 0 PASS, 1 SLOWDOWN, 2 hard failure, sides not\n"
 	"comparable, or bad input (one line, before anything is built), 3\n"
@@ -62,6 +65,8 @@ struct compare {
 	struct matrix m;
 	char name[64], vars[140];
 	bool no_minruntime;		/* a side's kernel has no rcuscale.minruntime */
+	bool no_anatomy;		/* --no-anatomy */
+	int anatomy_runs;		/* traced runs a side after a SLOWDOWN */
 	const char *gate_args[3];
 	struct seqrun sq;		/* the looks */
 };
@@ -104,6 +109,7 @@ static int parse_opts(int argc, char **argv, struct compare *c)
 		{ "threshold", required_argument, NULL, 't' }, { "batch", required_argument, NULL, 'b' },
 		{ "max-runs", required_argument, NULL, 'x' }, { "budget", required_argument, NULL, 'B' },
 		{ "name", required_argument, NULL, 'n' }, { "jobs", required_argument, NULL, 'J' },
+		{ "anatomy-runs", required_argument, NULL, 'A' }, { "no-anatomy", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	int o, ret = 0;
@@ -113,6 +119,7 @@ static int parse_opts(int argc, char **argv, struct compare *c)
 	c->sq.max_runs = 40;
 	c->sq.budget_s = 1800;
 	c->sq.jobs = 1;
+	c->anatomy_runs = 4;
 	optind = 1;
 	while (!ret && (o = getopt_long(argc, argv, "m:t:B:J:h", opts, NULL)) != -1) {
 		switch (o) {
@@ -124,6 +131,8 @@ static int parse_opts(int argc, char **argv, struct compare *c)
 		case 'B': ret = parse_budget(optarg, &c->sq.budget_s); break;
 		case 'n': c->name_opt = optarg; break;
 		case 'J': ret = parse_int("--jobs", optarg, 1, 256, &c->sq.jobs); break;
+		case 'A': ret = parse_int("--anatomy-runs", optarg, 2, 100, &c->anatomy_runs); break;
+		case 'N': c->no_anatomy = true; break;
 		case 'h': print_usage(compare_help); return 1;
 		default: return bad_usage("compare");
 		}
@@ -264,6 +273,33 @@ static void print_verdict(struct compare *c)
 	buf_free(&j);
 }
 
+/*
+ * A SLOWDOWN: where the time went in the slow cells, from traced runs of
+ * both sides (rcuwb anatomy), after the verdict.  Not with --json (stdout
+ * is the gate's JSON there) or --no-anatomy; a failure is a warning, the
+ * verdict stands.
+ */
+static void anatomy_of_slowdown(struct compare *c)
+{
+	const char *cells[SEQRUN_MAX_CELLS];
+	char name[96];
+	int i, n = 0;
+
+	if (c->no_anatomy || json_output)
+		return;
+	for (i = 0; i < c->sq.ncells; i++)
+		if (!strcmp(c->sq.cells[i].verdict, "SLOWDOWN"))
+			cells[n++] = c->sq.cells[i].prefix;
+	if (!n)
+		return;
+	snprintf(name, sizeof(name), "anatomy-%.55s", c->name);	/* a matrix name: 63 at most */
+	printf("\nWhere the time went (traced runs of the slow cells, %d a side: rcuwb anatomy --matrix %s):\n",
+	       c->anatomy_runs, name);
+	fflush(stdout);
+	if (anatomy_after_slowdown(c->base.variant, c->cand.variant, name, cells, n, c->anatomy_runs) < 0)
+		info("rcuwb: warning: no anatomy of the slowdown: %s\n", last_err());
+}
+
 int do_compare(int argc, char **argv)
 {
 	struct compare *c = calloc(1, sizeof(*c));
@@ -292,6 +328,8 @@ int do_compare(int argc, char **argv)
 	}
 	if (rc >= 0)
 		print_verdict(c);
+	if (rc == 1)
+		anatomy_of_slowdown(c);
 	seqrun_free(&c->sq);
 	free(c);
 	if (rc == KERNEL_REFUSED)	/* build/kernel.sh said which patch and hunk */

@@ -6,18 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
+
 size_t gp_rank(size_t n, int pct)
 {
 	size_t r = n * (size_t)pct / 100;
 
 	return r < 1 ? 1 : r;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 void gp_stats_compute(double *us, size_t n, struct gp_stats *st)

@@ -210,13 +210,6 @@ static int rules(FILE *out, struct state *s, const struct rec *r)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static long print_counts(FILE *out, const struct assoc *a)
 {
 	long total = 0;

@@ -118,3 +118,18 @@ test_that("anatomy_describe: one variant's phases in call order, shares adding u
   expect_match(anatomy_describe_text(d, "after")[1], "after v1-n1/normal/w1-r0 \\(normal GPs\\): 5 runs")
   expect_null(anatomy_describe(read_anatomy(anatomy_db(), matrix = "anat"), "nosuch"))
 })
+
+test_that("gate: traced runs are never gated", {
+  p <- new_db()
+  for (r in 1:4) {
+    add_run(p, "a", cell = "v1-n1/normal/w1-r0/k=trace", rep = r, kconfig = "trace",
+            samples_ns = rep(12000e3, 20))
+    add_run(p, "b", cell = "v1-n1/normal/w1-r0/k=trace", rep = r, kconfig = "trace",
+            samples_ns = rep(16000e3, 20))
+  }
+  expect_true(all(is_traced(read_runs(p))))
+  expect_false(any(is_traced(data.frame(kconfig = c(NA, "tiny", "leaf2")))))
+  g <- gate(p, "a", "b")
+  expect_equal(nrow(g$cells), 0)
+  expect_equal(g$status, 3L)	# nothing to gate: not enough data, never a verdict on traced runs
+})
