@@ -276,14 +276,16 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
   if (is.null(baseline) && length(scale_variants)) baseline <- first_variant(rt)
   if (is.null(candidates)) candidates <- setdiff(scale_variants, baseline)
   # the same verdicts as `rcuwb gate` on the same runs
+  # (traced runs describe where the time goes below; they are never gated)
   comparisons <- lapply(candidates, function(cand) {
-    gate_run_table(rt, baseline, cand, threshold = threshold, alpha = alpha,
-                   matrix = matrix)
+    gate_run_table(rt[!is_traced(rt), , drop = FALSE], baseline, cand, threshold = threshold,
+                   alpha = alpha, matrix = matrix)
   })
   names(comparisons) <- candidates
   gp_cmp <- compare_gp_modes(rt, metrics = compare_metrics, conf = conf, R = R,
                              seed = seed, alpha = alpha)
   mb <- midboot_cells(data$probes)
+  anat <- report_anatomy(db, matrix, variants, baseline, candidates, conf, seed)
 
   # plots
   plot_dir <- file.path(out_dir, "plots")
@@ -432,6 +434,26 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
       blk_table(midboot_table(mb))
     ))
   }
+  if (length(anat$describe)) {
+    blocks <- c(blocks, list(
+      blk_h("Where the time goes (traced runs)", 2),
+      blk_p(paste("Each rcuscale writer call of the traced runs (Kconfig scenario trace) cut into",
+                  "the phases of its grace period from RCU's trace events (docs/anatomy.md): the",
+                  "median and p90 of the calls, the mean per call over the runs and its share.",
+                  "Traced runs are cells of their own and are not gated."))))
+    for (v in names(anat$describe)) {
+      blocks <- c(blocks, list(blk_h(v, 3), blk_table(anat$describe[[v]])))
+    }
+    for (cand in names(anat$compare)) {
+      blocks <- c(blocks, list(blk_h(sprintf("%s against %s, phase by phase", cand, baseline), 3),
+                               blk_pre(anatomy_text(anat$compare[[cand]]))))
+      if (plots) {
+        p <- plot_anatomy(anat$compare[[cand]])
+        blocks <- c(blocks, list(blk_img(save_plot(p, plot_dir, paste0("anatomy_", cand), 10, 5.5),
+                                         sprintf("anatomy: %s vs %s", cand, baseline))))
+      }
+    }
+  }
   if (length(plot_paths)) {
     blocks <- c(blocks, list(blk_h("Plots", 2)))
     alts <- c(latency = "GP latency vs vCPUs", ecdf = "ECDF of GP durations per cell",
@@ -452,4 +474,27 @@ write_report <- function(db, out_dir, matrix = NULL, variants = NULL, since = NU
     run_table = rt, cells = cells, hosts = hosts, comparisons = comparisons, gp_modes = gp_cmp,
     midboot = mb, baseline = baseline, candidates = candidates
   ))
+}
+
+# The report's anatomy: per variant with traced runs, its phases described
+# (a table per variant), and per candidate with traced runs, the comparison
+# with the baseline's (R/anatomy.R).  Empty lists where nothing was traced.
+report_anatomy <- function(db, matrix, variants, baseline, candidates, conf, seed) {
+  calls <- tryCatch(read_anatomy(db, matrix = matrix, variants = variants), error = function(e) NULL)
+  out <- list(describe = list(), compare = list())
+  if (is.null(calls) || !nrow(calls)) return(out)
+  for (v in unique(calls$variant)) {
+    d <- anatomy_describe(calls, v)
+    if (is.null(d)) next
+    out$describe[[v]] <- data.frame(cell = d$cell, phase = d$phase, runs = d$runs, calls = d$calls,
+                                    median_us = fmt_us1(d$median_us), p90_us = fmt_us1(d$p90_us),
+                                    mean_us = fmt_us1(d$mean_us), share = fmt_share(d$share))
+  }
+  if (!is.null(baseline) && baseline %in% calls$variant) {
+    for (cand in intersect(candidates, unique(calls$variant))) {
+      cmp <- anatomy_compare(calls, baseline, cand, level = conf, seed = seed)
+      if (!is.null(cmp$phases)) out$compare[[cand]] <- cmp
+    }
+  }
+  out
 }

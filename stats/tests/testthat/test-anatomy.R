@@ -133,3 +133,12 @@ test_that("gate: traced runs are never gated", {
   expect_equal(nrow(g$cells), 0)
   expect_equal(g$status, 3L)	# nothing to gate: not enough data, never a verdict on traced runs
 })
+
+test_that("write_report: a section on where the time goes, traced runs not gated", {
+  out <- tempfile("report")
+  r <- write_report(anatomy_db(), out, matrix = "anat", baseline = "after", plots = FALSE, R = 200)
+  md <- readLines(file.path(out, "report.md"))
+  expect_true(any(md == "## Where the time goes (traced runs)"))
+  expect_true(any(grepl("most of the change is in return", md, fixed = TRUE)))
+  expect_equal(nrow(r$comparisons$planted$cells), 0)	# the traced cells were not gated
+})
