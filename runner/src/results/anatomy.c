@@ -31,6 +31,14 @@ bool anat_phase_of(enum anat_phase p, bool expedited)
 	return p < PH_NR && (phases[p].mode == 2 || phases[p].mode == (int)expedited);
 }
 
+/* rcuscale's writers (one per vCPU at most, 64 here) and the calls each made so far */
+#define ANAT_MAX_WRITERS 128
+struct writer_count {
+	int pid;
+	bool exp;
+	int calls;
+};
+
 void anatomy_free(struct anatomy *a)
 {
 	free(a->calls);
@@ -226,15 +234,32 @@ static int exp_call(const struct trace *t, size_t r, struct anatomy *a)
 	return 0;
 }
 
+/* The next number of a call of writer pid in mode exp (the writers' counts in w[], *nw of them). */
+static int call_number(struct writer_count *w, size_t *nw, int pid, bool exp)
+{
+	size_t i;
+
+	for (i = 0; i < *nw && (w[i].pid != pid || w[i].exp != exp); i++)
+		;
+	if (i == *nw) {
+		if (*nw == ANAT_MAX_WRITERS)
+			return -1;
+		w[(*nw)++] = (struct writer_count){ .pid = pid, .exp = exp };
+	}
+	return w[i].calls++;
+}
+
 int anatomy_build(const struct trace *t, struct anatomy *a)
 {
-	size_t r, i, j;
+	struct writer_count w[ANAT_MAX_WRITERS];
+	size_t r, nw = 0;
 
 	memset(a, 0, sizeof(*a));
 	for (r = 0; r < t->n; r++) {
 		const struct tevent *e = &t->ev[r];
 		bool exp = is(e, TEV_EXP, "snap");
 		size_t before = a->n, next;
+		struct anat_call *c;
 
 		if (!is_writer(e) || !(exp || e->kind == TEV_CALLBACK))
 			continue;
@@ -242,22 +267,12 @@ int anatomy_build(const struct trace *t, struct anatomy *a)
 			return -1;
 		if (a->n == before)
 			continue;
+		c = &a->calls[before];
+		c->call = call_number(w, &nw, e->pid, exp);
 		/* the return: from the call's end to the writer's next request */
 		next = next_request(t, r, e->pid, exp);
-		if (next < t->n) {
-			struct anat_call *c = &a->calls[before];
-			double end = c->t_us + c->total_us;
-
-			if (t->ev[next].us >= end)
-				c->phase_us[PH_RETURN] = t->ev[next].us - end;
-		}
-	}
-	/* number the calls of each writer in order */
-	for (i = 0; i < a->n; i++) {
-		a->calls[i].call = 0;
-		for (j = 0; j < i; j++)
-			a->calls[i].call += a->calls[j].pid == a->calls[i].pid &&
-					    a->calls[j].expedited == a->calls[i].expedited;
+		if (next < t->n && t->ev[next].us >= c->t_us + c->total_us)
+			c->phase_us[PH_RETURN] = t->ev[next].us - (c->t_us + c->total_us);
 	}
 	return 0;
 }

@@ -563,14 +563,17 @@ int db_store_anatomy(sqlite3 *db, int64_t run_id, const struct trace *t, const s
 {
 	const char *why = trace_incomplete(t);
 	sqlite3_stmt *st;
+	char del[96];
 	int rc;
 
 	if (exec(db, "BEGIN IMMEDIATE"))
 		return -1;
 	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO traces (run_id, events, other_events, bad_lines,"
 			       " lost, printk_dropped, incomplete, calls, skipped)"
-			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK) {
+		set_err("sqlite: %s", sqlite3_errmsg(db));
 		goto fail;
+	}
 	sqlite3_bind_int64(st, 1, run_id);
 	sqlite3_bind_int64(st, 2, (int64_t)t->n);
 	sqlite3_bind_int64(st, 3, t->other);
@@ -592,17 +595,11 @@ int db_store_anatomy(sqlite3 *db, int64_t run_id, const struct trace *t, const s
 		set_err("sqlite: storing the trace of run %lld: %s", (long long)run_id, sqlite3_errmsg(db));
 		goto fail;
 	}
-	{
-		char del[96];
-
-		snprintf(del, sizeof(del), "DELETE FROM gp_anatomy WHERE run_id = %lld", (long long)run_id);
-		if (exec(db, del) || (!why && insert_calls(db, run_id, a)))
-			goto fail;
-	}
+	snprintf(del, sizeof(del), "DELETE FROM gp_anatomy WHERE run_id = %lld", (long long)run_id);
+	if (exec(db, del) || (!why && insert_calls(db, run_id, a)))
+		goto fail;
 	return exec(db, "COMMIT");
 fail:
-	if (!strstr(last_err(), "sqlite"))
-		set_err("sqlite: %s", sqlite3_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
 }
