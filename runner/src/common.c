@@ -239,6 +239,26 @@ int mkdir_p(const char *path)
 	return 0;
 }
 
+int runtime_dir(const char *env, const char *leaf, char *out, size_t cap)
+{
+	const char *set = getenv(env), *run = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (set && *set)
+		n = snprintf(out, cap, "%s", set);
+	else if (geteuid() == 0 || !run || !*run)
+		n = snprintf(out, cap, "/run/rcuwb/%s", leaf);
+	else
+		n = snprintf(out, cap, "%s/rcuwb-%s", run, leaf);
+	if (n < 0 || (size_t)n >= cap)
+		return set_err("%s: path too long", env);
+	if (mkdir_p(out) < 0)
+		return -1;
+	if (access(out, W_OK | X_OK) < 0)
+		return set_err("%s: %s", out, strerror(errno));
+	return 0;
+}
+
 double now_s(void)
 {
 	struct timespec ts;

@@ -59,6 +59,13 @@ int read_file(const char *path, struct buf *out);
 int write_file(const char *path, const void *data, size_t len);
 int copy_file(const char *from, const char *to);
 int mkdir_p(const char *path);
+/*
+ * A per-boot directory that every rcuwb process of this user shares, for
+ * state that holds until the host reboots (PU locks, the KVM verdict):
+ * $env when set, else /run/rcuwb/LEAF (root, or no XDG_RUNTIME_DIR), else
+ * $XDG_RUNTIME_DIR/rcuwb-LEAF; created, and writable, or -1 with set_err().
+ */
+int runtime_dir(const char *env, const char *leaf, char *out, size_t cap);
 
 /* Wall clock as seconds, and as an ISO-8601 UTC string into out[32]. */
 double now_s(void);

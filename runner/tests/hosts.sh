@@ -150,13 +150,14 @@ check "--resume plans again only the host-busy runs" grep -q "^$busy runs" \
 # in each way it can here: at start (the same template), QEMU killed under
 # the running trial guest, the trial guest hung past its time limit.  Each
 # time the runner says so and goes on with TCG, and nothing is left on the
-# host.  Every trial has a results directory (and so a verdict cache) of its own.
+# host.  Every trial has a verdict cache of its own (RCUWB_ACCEL_CACHE; by
+# default the verdict holds for every rcuwb process until the host reboots).
 sed -e "s|^<domain type='qemu'>|<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>|" \
 	-e "s|^</domain>|  <qemu:commandline><qemu:arg value='-rcuwb-no-such-option'/></qemu:commandline>\n</domain>|" \
 	"$here/../../VMs/domain.xml" > "$work/fails-at-start.xml"
-tboot() { # DIR ACCEL [ARGS]: one 1-vCPU boot on the ssh host, results in DIR/rcuwb.db
+tboot() { # DIR ACCEL [ARGS]: one 1-vCPU boot on the ssh host, results in DIR/rcuwb.db, KVM verdict in DIR/accel
 	mkdir -p "$1"
-	"$rcuwb" -d "$1/rcuwb.db" -c "$ssh_uri" boot -k "$variant" -n 1 --boot-only -t 60 -M trial -a "$2" "${@:3}"
+	RCUWB_ACCEL_CACHE=$1/accel "$rcuwb" -d "$1/rcuwb.db" -c "$ssh_uri" boot -k "$variant" -n 1 --boot-only -t 60 -M trial -a "$2" "${@:3}"
 }
 RCUWB_DOMAIN_TEMPLATE=$work/fails-at-start.xml tboot "$work/start" tcg > "$work/start.out" 2>&1
 expect "a remote guest whose QEMU fails at start is stored as qemu-failed" qemu-failed \
@@ -197,6 +198,11 @@ if [ -c /dev/kvm ] && virsh -c "$ssh_uri" capabilities | grep -q "<domain type='
 	check "a KVM trial that does not finish in time: TCG, saying why ($(grep -o 'KVM cannot run this guest here ([a-z-]*' "$work/t3.out"))" \
 		grep -q "KVM cannot run this guest here (.*): using TCG" "$work/t3.out"
 	expect "and nothing of it left on the host" "" "$(left_in_pools)$(guests "$ssh_uri")"
+	# the verdict is kept: another results directory on the same host tries no more
+	mkdir -p "$work/t4" && cp -r "$work/t3/accel" "$work/t4/"
+	tboot "$work/t4" auto > "$work/t4.out" 2>&1
+	check "the verdict is kept for the host: no second trial, TCG ($(grep -c 'trying a guest under KVM' "$work/t4.out") trials)" \
+		bash -c "! grep -q 'trying a guest under KVM' '$work/t4.out' && test \"\$(sqlite3 '$work/t4/rcuwb.db' 'SELECT accel || outcome FROM runs')\" = tcgok"
 else
 	echo "  (no KVM offered at $ssh_uri: no KVM trial to test)"
 fi

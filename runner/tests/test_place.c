@@ -1,6 +1,9 @@
 /* test_place.c: unit tests of guest placement on synthetic hwloc host topologies. */
 #include "unit.h"
 
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +158,27 @@ static void test_bad_lock_dir(void **state)
 	assert_non_null(strstr(last_err(), "set RCUWB_PU_LOCKS to a writable directory"));
 }
 
+/* The per-boot directory every rcuwb process shares: the environment's, made when missing. */
+static void test_runtime_dir(void **state)
+{
+	char want[64], got[PATH_MAX];
+	struct stat st;
+
+	(void)state;
+	snprintf(want, sizeof(want), "/tmp/rcuwb-test-runtime-%d/accel", (int)getpid());
+	assert_int_equal(setenv("RCUWB_TEST_RUNTIME", want, 1), 0);
+	assert_int_equal(runtime_dir("RCUWB_TEST_RUNTIME", "accel", got, sizeof(got)), 0);
+	assert_string_equal(got, want);
+	assert_int_equal(stat(got, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(rmdir(got), 0);
+	*strrchr(want, '/') = '\0';
+	assert_int_equal(rmdir(want), 0);
+	assert_int_equal(setenv("RCUWB_TEST_RUNTIME", "/proc/rcuwb-no/accel", 1), 0);
+	assert_int_equal(runtime_dir("RCUWB_TEST_RUNTIME", "accel", got, sizeof(got)), -1);
+	assert_non_null(strstr(last_err(), "/proc/rcuwb-no"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_two_runners_share_pus),
 		cmocka_unit_test(test_dead_runner_releases),
 		cmocka_unit_test(test_bad_lock_dir),
+		cmocka_unit_test(test_runtime_dir),
 	};
 	RUN_UNIT_TESTS("place", tests);
 }

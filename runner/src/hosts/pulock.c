@@ -13,29 +13,13 @@
 
 #include "common.h"
 
-static int usable_dir(const char *dir)
-{
-	if (mkdir_p(dir) < 0)
-		return -1;
-	if (access(dir, W_OK | X_OK) < 0)
-		return set_err("%s: %s", dir, strerror(errno));
-	return 0;
-}
-
 int pulock_init(struct pulocks *l)
 {
-	const char *env = getenv("RCUWB_PU_LOCKS"), *run = getenv("XDG_RUNTIME_DIR");
 	unsigned i;
 
 	for (i = 0; i < PULOCK_MAX; i++)
 		l->fd[i] = -1;
-	if (env && *env)
-		snprintf(l->dir, sizeof(l->dir), "%s", env);
-	else if (geteuid() == 0 || !run || !*run)
-		snprintf(l->dir, sizeof(l->dir), "/run/rcuwb/pus");
-	else
-		snprintf(l->dir, sizeof(l->dir), "%s/rcuwb-pus", run);
-	if (usable_dir(l->dir) < 0)
+	if (runtime_dir("RCUWB_PU_LOCKS", "pus", l->dir, sizeof(l->dir)) < 0)
 		return set_err("host PU locks: %s (set RCUWB_PU_LOCKS to a writable directory)", last_err());
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include "accel.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,14 +56,42 @@ static int cached_verdict(struct vmhost *h, const char *path)
 
 static void store_verdict(struct vmhost *h, const char *path, int kvm)
 {
-	char key[400];
-	FILE *f = fopen(path, "we");
+	char key[400], tmp[PATH_MAX + 60];
+	FILE *f;
 
+	/* written whole, then renamed: a runner beside this one reads it whole or not at all */
+	if (snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return;
+	f = fopen(tmp, "we");
 	if (!f)
 		return;
 	cache_key(h, key, sizeof(key));
 	fprintf(f, "%s %s\n", key, kvm ? "kvm" : "tcg");
-	fclose(f);
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		unlink(tmp);
+}
+
+/*
+ * Where a host's verdict is kept: a file in the runtime directory that every
+ * rcuwb process shares until the host reboots ($RCUWB_ACCEL_CACHE, else
+ * /run/rcuwb/accel), named for the host (the local one, or a remote one by
+ * a hash of its URI; the file's first line holds the whole key).  Where that
+ * directory cannot be made, the results directory, as before.
+ */
+static void verdict_path(struct session *sess, struct vmhost *h, char *out, size_t cap)
+{
+	char dir[PATH_MAX];
+	unsigned long long hash = 1469598103934665603ULL;	/* FNV-1a */
+
+	if (runtime_dir("RCUWB_ACCEL_CACHE", "accel", dir, sizeof(dir)) < 0)
+		snprintf(dir, sizeof(dir), "%s", sess->results_dir);
+	if (!h->remote) {
+		snprintf(out, cap, "%s/accel-probe", dir);
+		return;
+	}
+	for (const char *c = h->spec.uri; *c; c++)
+		hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
+	snprintf(out, cap, "%s/accel-probe.%016llx", dir, hash);
 }
 
 /*
@@ -131,10 +160,7 @@ int accel_choose(struct session *sess, struct vmhost *h, const struct kernel_bui
 		return set_err("--accel %s: give auto, kvm or tcg", mode);
 	if ((!h->remote && !local_kvm_opens()) || !hv_has_kvm(&h->hv))
 		return 0;
-	if (h->remote)
-		snprintf(path, sizeof(path), "%s/accel-probe.host%d", sess->results_dir, h->idx);
-	else
-		snprintf(path, sizeof(path), "%s/accel-probe", sess->results_dir);
+	verdict_path(sess, h, path, sizeof(path));
 	v = cached_verdict(h, path);
 	if (v < 0) {
 		v = kvm_boots(sess, h, k);
