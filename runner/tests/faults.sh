@@ -98,12 +98,12 @@ expect "all four runs 1:1 on their PUs and not host-busy" 4 \
 [ "$fail" -eq "$f0" ] && row "two runners at once" "two \`rcuwb run\` started together on one database, 2-vCPU guests on a 2-PU host" \
 	"the second waited for the PUs the first held (one lock per host PU); no two guests overlapped; all runs clean and 1:1" 0
 
-# 3. The runner killed (SIGKILL and SIGTERM in turn) at 20 random points of a
+# 3. The runner killed (SIGKILL and SIGTERM in turn) at 12 random points of a
 #    matrix, resumed each time.
 mat kill 1 6
 f0=$fail
 RANDOM=14	# the same points every time
-for i in $(seq 1 20); do
+for i in $(seq 1 12); do
 	"$rcuwb" -q -d "$db" run --resume "$work/kill.yaml" > /dev/null 2>&1 &
 	pid=$!
 	sleep "$((RANDOM % 8)).$((RANDOM % 10))"
@@ -112,12 +112,12 @@ for i in $(seq 1 20); do
 done
 mid=$(results kill)
 "$rcuwb" -q -d "$db" run --resume "$work/kill.yaml"
-check "after 20 kills and resumes every run is stored exactly once ($mid of 6 before the last resume)" once kill 6
+check "after 12 kills and resumes every run is stored exactly once ($mid of 6 before the last resume)" once kill 6
 check "interrupted runs (SIGTERM) are kept, not replaced" \
 	test "$(q "SELECT COUNT(*) FROM runs WHERE matrix='kill' AND outcome = 'interrupted'")" -ge 1
 check "no domain left" no_domains
 check "no stale staging left" no_staging
-[ "$fail" -eq "$f0" ] && row "the runner killed" "SIGKILL and SIGTERM in turn at 20 random points of a 6-run matrix, \`--resume\` after each" \
+[ "$fail" -eq "$f0" ] && row "the runner killed" "SIGKILL and SIGTERM in turn at 12 random points of a 6-run matrix, \`--resume\` after each" \
 	"finished runs kept; SIGTERM stored the run in flight as \`interrupted\`; SIGKILL's guest died with the connection (autodestroy) and the next runner removed its staging; each run stored once" 0
 
 # refused: EXIT-STATUS, one line, starting "rcuwb: error: " and naming FILE

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # runner/tests/gate.sh: rcuwb gate on real guests.  planted with a whole
 # tick added to every synchronize_rcu() (+33% on a 1-vCPU guest's 12 ms
-# normal GP) against after, 4 runs each, interleaved: the gate must call it
+# normal GP) against after, 4 runs each, two guests at a time (1 vCPU each
+# on a PU of its own): the gate must call it
 # a SLOWDOWN one way and rule a slowdown out the other way, refuse sides
 # that ran on different accelerators, and write valid JSON and JUnit.
 set -uo pipefail
@@ -20,11 +21,11 @@ reps: 4
 timeout: 60
 EOY
 echo "gate: rcuwb gate on real runs (results in $db)"
-"$rcuwb" -q -d "$db" run -J 1 "$work/g.yaml"
+"$rcuwb" -q -d "$db" run "$work/g.yaml"
 # runs that other work on the host disturbed are left out: repeat them
 for _ in 1 2 3; do
 	grep -q '^0 runs' <<< "$("$rcuwb" -d "$db" run -n --resume "$work/g.yaml")" && break
-	"$rcuwb" -q -d "$db" run --resume -J 1 "$work/g.yaml"
+	"$rcuwb" -q -d "$db" run --resume "$work/g.yaml"
 done
 expect "8 clean runs, all ok" "8" "$(q "SELECT COUNT(*) FROM run_status WHERE status = 'ok' AND host_other_cpu >= 0")"
 
