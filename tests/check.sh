@@ -31,12 +31,13 @@ limit=${RCUWB_SUITE_TIMEOUT:-2400}	# seconds a suite may take
 
 # The kernels the guest suites boot: every variant of the 6.1 series in
 # `tiny`, `after` in `leaf2` (the Kconfig axis: a scenario that differs from
-# tiny in kernel/rcu alone), `after` and `planted` in `trace` (the anatomy),
-# and the 6.12 ones.
+# tiny in kernel/rcu alone), `after` and `planted` in `trace` (the anatomy)
+# and in `flavours` (Tasks Trace RCU), and the 6.12 ones.
 kernels() {
 	make -s kernel VARIANTS="v4.9 v4.10 v4.11 before after planted stock" &&
 	make -s kernel VARIANTS="after" KCONFIGS=leaf2 &&
 	make -s kernel VARIANTS="after planted" KCONFIGS=trace &&
+	make -s kernel VARIANTS="after planted" KCONFIGS=flavours &&
 	make -s kernel VARIANTS="stock-6.12 after-6.12 v4.9-6.12"
 }
 
@@ -62,6 +63,7 @@ suites=(
 	"plant         g  runner/tests/plant.sh"
 	"midboot       g  runner/tests/midboot.sh"
 	"anatomy       g  runner/tests/anatomy.sh"
+	"flavours      g  runner/tests/flavours.sh"
 	"debian612     g  runner/tests/debian612.sh"
 	"nightly       g  runner/tests/nightly.sh"
 )

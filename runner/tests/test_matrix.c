@@ -79,7 +79,7 @@ static void test_errors(void **state)
 	expect_error("variants: [a]\ntopologies:\n  - {vcpus: 2}\n  - {vcpus: x}\n",
 		     "4: topologies[1].vcpus: give a whole number from 1 to 64");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrepz: 3\n",
-		     "3: repz: unknown key (name, variants, kconfigs, topologies, modes, rcuscale, probe, boot_params, "
+		     "3: repz: unknown key (name, variants, kconfigs, topologies, modes, flavours, rcuscale, probe, boot_params, "
 		     "reps, timeout, memory, seed, emulator)");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nemulator: far\n",
 		     "3: emulator: give apart or shared");
@@ -289,6 +289,92 @@ static void test_minruntime_fit(void **state)
 	unlink(path);
 }
 
+/* flavours: a dimension of cells; cells of rcu keep their names; modes where the flavour has them */
+static void test_flavours(void **state)
+{
+	struct planned_run *r, *r1;
+	struct run_spec s;
+	struct matrix m;
+	char cmd[1024];
+	size_t n, n1, i, nexp = 0;
+
+	(void)state;
+	/* the same matrix without and with "flavours: [rcu]": the same runs, in the same order */
+	assert_int_equal(load("variants: [A, B]\ntopologies: [{vcpus: 1}, {vcpus: 2}]\nmodes: [normal, expedited]\n"
+			      "reps: 3\nseed: 9\n", &m), 0);
+	assert_int_equal(m.nflavours, 1);
+	assert_string_equal(m.flavours[0], "rcu");
+	assert_int_equal(matrix_expand(&m, &r, &n), 0);
+	assert_int_equal(load("variants: [A, B]\ntopologies: [{vcpus: 1}, {vcpus: 2}]\nmodes: [normal, expedited]\n"
+			      "reps: 3\nseed: 9\nflavours: [rcu]\n", &m), 0);
+	assert_int_equal(matrix_expand(&m, &r1, &n1), 0);
+	assert_int_equal(n, n1);
+	for (i = 0; i < n; i++) {
+		assert_string_equal(r[i].cell, r1[i].cell);
+		assert_null(strstr(r[i].cell, "f="));
+		matrix_spec(&m, &r1[i], &s);
+		assert_int_equal(run_cmdline(&s, cmd, sizeof(cmd)), 0);
+		assert_null(strstr(cmd, "scale_type"));
+	}
+	free(r);
+	free(r1);
+
+	/* srcu in both modes, tasks-tracing in normal only (said on stderr) */
+	assert_int_equal(load("variants: [A]\ntopologies: [{vcpus: 1}]\nmodes: [normal, expedited]\n"
+			      "flavours: [srcu, tasks-tracing]\n", &m), 0);
+	assert_int_equal(matrix_expand(&m, &r, &n), 0);
+	assert_int_equal(n, 3);
+	for (i = 0; i < n; i++) {
+		matrix_spec(&m, &r[i], &s);
+		assert_int_equal(run_cmdline(&s, cmd, sizeof(cmd)), 0);
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " ");
+		if (!strcmp(s.flavour, "srcu")) {
+			assert_non_null(strstr(r[i].cell, "/w-1-r0/f=srcu"));
+			assert_non_null(strstr(cmd, " rcuscale.scale_type=srcu "));
+		} else {
+			assert_string_equal(r[i].cell, "v1-n1/normal/w-1-r0/f=tasks-tracing");
+			assert_non_null(strstr(cmd, " rcuscale.scale_type=tasks-tracing "));
+		}
+		nexp += s.gp == GP_EXPEDITED;
+	}
+	assert_int_equal(nexp, 1);
+	free(r);
+
+	expect_error("variants: [a]\ntopologies: [{vcpus: 1}]\nflavours: [srcu, nope]\n",
+		     "3: flavours: no flavour 'nope': give one of rcu, srcu, srcud, tasks, tasks-tracing, tasks-rude");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 1}]\nflavours: [srcu, srcu]\n",
+		     "3: flavours: a flavour is listed twice");
+	expect_error("variants: [a]\ntopologies: [{vcpus: 1}]\nmodes: [expedited]\nflavours: [rcu, tasks]\n",
+		     "1: modes: flavour tasks has no expedited GPs (rcuscale's expedited Tasks RCU GP is "
+		     "synchronize_rcu_tasks() itself) and the matrix asks for no normal ones: add normal to "
+		     "modes, or drop tasks");
+	unlink(path);
+}
+
+/* a flavour the kernel's rcuscale does not offer is refused before anything runs */
+static void test_flavours_offered(void **state)
+{
+	struct kernel_build k = { .variant = "after", .kconfig = "tiny", .version = "6.1.192",
+				  .param_prefix = "rcuscale", .config = "/nonexistent" };
+	struct matrix m;
+
+	(void)state;
+	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [rcu, srcu, srcud]\n", &m), 0);
+	assert_int_equal(matrix_check_flavours(&m, &k), 0);
+	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\n\nflavours: [srcu, tasks-tracing]\n", &m), 0);
+	assert_int_equal(matrix_check_flavours(&m, &k), -1);
+	assert_non_null(strstr(last_err(), ":4: flavours: after (tiny): flavour tasks-tracing needs "
+				"CONFIG_TASKS_TRACE_RCU=y, which this build lacks"));
+	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [tasks-rude]\n", &m), 0);
+	assert_int_equal(matrix_check_flavours(&m, &k), -1);
+	assert_non_null(strstr(last_err(), "Linux 6.1.192's rcuscale has no tasks-rude"));
+	snprintf(k.param_prefix, sizeof(k.param_prefix), "rcuperf");
+	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [srcu]\n", &m), 0);
+	assert_int_equal(matrix_check_flavours(&m, &k), -1);
+	assert_non_null(strstr(last_err(), "rcuperf"));
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +384,8 @@ int main(void)
 		cmocka_unit_test(test_expand_interleaved),
 		cmocka_unit_test(test_too_many_runs),
 		cmocka_unit_test(test_probe_dimensions),
+		cmocka_unit_test(test_flavours),
+		cmocka_unit_test(test_flavours_offered),
 		cmocka_unit_test(test_kconfigs),
 		cmocka_unit_test(test_minruntime_fit),
 	};

@@ -94,7 +94,10 @@ GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
 # scenarios, whose kernels were built as tiny is: their keys stay what they
 # were) and the extra boot parameters, e.g.
 # "v2-n1/normal/w1-r0/h0/hz250-preempt-idle" or
-# "v2-n1/normal/w1-r0/h2/hz1000-full-idle/k=tree".  It is the same whatever
+# "v2-n1/normal/w1-r0/h2/hz1000-full-idle/k=tree", and the RCU flavour
+# when it is not rcu ("f=srcu", from rcuscale.scale_type on the command
+# line), e.g. "v1-n1/expedited/w1-r0/h1/hz250-full-idle/f=srcu/k=flavours".
+# It is the same whatever
 # else is loaded (no matrix, no variant in it).  `drop` leaves parts out
 # ("config", "holdoff", "emulator", "kconfig", "writers": w*) for comparisons that are
 # about them.  rcuscale's parameters are read from the command line under
@@ -130,12 +133,19 @@ cell_key <- function(runs, drop = character()) {
     sprintf("hz%s-%s-%s", num(col("kconfig_hz")),
             ifelse(is.na(col("kconfig_preempt")), "?", col("kconfig_preempt")),
             ifelse(is.na(col("kconfig_nohz")), "?", col("kconfig_nohz")))
+  # the flavour (rcuscale.scale_type; none for rcu, the kernel's default)
+  st <- vapply(cmd, function(x) {
+    m <- if (is.na(x)) character() else
+      regmatches(x, gregexpr("rcuscale\\.scale_type=[a-z-]+", x))[[1]]
+    if (length(m)) sub(".*=", "", m[length(m)]) else "rcu"
+  }, character(1), USE.NAMES = FALSE)
+  fl <- ifelse(kind != "rcuscale" | st == "rcu", "", paste0("f=", st))
   kc <- as.character(col("kconfig"))
   kc <- ifelse(is.na(kc) | !nzchar(kc) | kc == "tiny" | "kconfig" %in% drop, "", paste0("k=", kc))
   bp <- ifelse(is.na(runs$boot_params), "", runs$boot_params)
   # holdoff given as a boot parameter is already in h
   bp <- trimws(gsub("(^|[[:space:]])rcu(scale|perf)\\.holdoff=[0-9]+", " ", bp))
-  parts <- cbind(topo, mode, wr, h, cfg, kc, bp)
+  parts <- cbind(topo, mode, wr, h, cfg, fl, kc, bp)
   apply(parts, 1, function(p) paste(p[nzchar(p)], collapse = "/"))
 }
 

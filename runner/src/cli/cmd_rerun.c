@@ -33,6 +33,10 @@ static int spec_of(const struct stored_run *r, struct run_spec *s)
 	s->gp = !strcmp(r->gp_mode, "expedited") ? GP_EXPEDITED : GP_NORMAL;
 	s->nwriters = r->nwriters;
 	s->nreaders = r->nreaders;
+	/* the flavour is in the cell's name ("/f=srcu"; none for rcu) */
+	if (strstr(r->cell, "/f="))
+		snprintf(s->flavour, sizeof(s->flavour), "%.*s", (int)strcspn(strstr(r->cell, "/f=") + 3, "/"),
+			 strstr(r->cell, "/f=") + 3);
 	snprintf(s->boot_params, sizeof(s->boot_params), "%s", r->boot_params);
 	return topo_make(&s->topo, (unsigned)r->vcpus, r->numa_nodes > 1 ? (unsigned)r->numa_nodes : 0,
 			 (unsigned)r->mem_mib, (unsigned)r->sockets, (unsigned)r->cores, (unsigned)r->threads);

@@ -135,6 +135,21 @@ static void read_source(json_object *o, struct kernel_build *k)
 	}
 }
 
+bool kernel_has_option(const struct kernel_build *k, const char *option)
+{
+	char line[256];
+	size_t n = strlen(option);
+	FILE *f = fopen(k->config, "re");
+	bool set = false;
+
+	if (!f)
+		return false;
+	while (!set && fgets(line, sizeof(line), f))
+		set = !strncmp(line, option, n) && !strcmp(line + n, "=y\n");
+	fclose(f);
+	return set;
+}
+
 static void read_kconfig(struct kernel_build *k)
 {
 	char line[256];

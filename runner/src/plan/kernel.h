@@ -53,6 +53,8 @@ const char *kconfig_dir(void);
 bool kconfig_exists(const char *name, char *avail, size_t cap);
 /* Load kernels/VARIANT/KCONFIG/build.json (and read HZ etc. from its .config). */
 int kernel_load(const char *variant, const char *kconfig, struct kernel_build *k);
+/* Is option (e.g. "CONFIG_TASKS_TRACE_RCU") =y in k's final .config? */
+bool kernel_has_option(const struct kernel_build *k, const char *option);
 /*
  * Build a variant in a Kconfig scenario (build/kernel.sh, its progress on
  * stderr; a build of the same content is reused in 0 s).  -1 with

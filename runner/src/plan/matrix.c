@@ -15,6 +15,7 @@
 
 
 #include "common.h"
+#include "flavour.h"
 #include "kernel.h"
 #include "yamlcfg.h"
 
@@ -257,6 +258,31 @@ static int parse_kconfigs(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 	return 0;
 }
 
+/* flavours: rcuscale scale types (flavour.c), each once */
+static int parse_flavours(struct ycfg *c, yaml_node_t *n, struct matrix *m)
+{
+	yaml_node_t *items[MATRIX_MAX];
+	char msg[300];
+	int i, j;
+
+	if (ycfg_seq(c, n, "flavours", MATRIX_MAX, items, &m->nflavours) < 0)
+		return -1;
+	if (!m->nflavours)
+		return ycfg_err(c, n, "flavours", "give at least one flavour (the default is [rcu])");
+	for (i = 0; i < m->nflavours; i++) {
+		if (ycfg_str(c, items[i], "flavours", m->flavours[i], sizeof(m->flavours[i])) < 0)
+			return -1;
+		if (!flavour_find(m->flavours[i])) {
+			snprintf(msg, sizeof(msg), "no flavour '%s': give one of %s", m->flavours[i], flavour_names());
+			return ycfg_err(c, items[i], "flavours", msg);
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(m->flavours[j], m->flavours[i]))
+				return ycfg_err(c, items[i], "flavours", "a flavour is listed twice");
+	}
+	return 0;
+}
+
 static int parse_modes(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 {
 	yaml_node_t *items[MATRIX_MAX];
@@ -374,6 +400,50 @@ static int parse_probe(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 	return 0;
 }
 
+/* Can a cell of flavour f in GP mode `mode` (0 normal, 1 expedited) be run? */
+static bool flavour_has_mode(const struct matrix *m, int f, int mode)
+{
+	return mode != 1 || !flavour_find(m->flavours[f])->no_expedited;
+}
+
+/*
+ * The modes apply where a flavour has them: an expedited cell of a flavour
+ * without expedited GPs is left out (matrix_expand() says so in one line;
+ * it is never run as normal); a flavour left with no cell is an error.
+ */
+static int check_flavour_modes(struct ycfg *c, yaml_node_t *root, struct matrix *m)
+{
+	char msg[300];
+
+	for (int f = 0; f < m->nflavours; f++) {
+		const struct flavour *fl = flavour_find(m->flavours[f]);
+
+		if (fl->no_expedited && m->expedited && !m->normal) {
+			snprintf(msg, sizeof(msg), "flavour %s has no expedited GPs (%s) and the matrix asks for no "
+				 "normal ones: add normal to modes, or drop %s", fl->name, fl->no_expedited, fl->name);
+			return ycfg_err(c, root, "modes", msg);
+		}
+	}
+	return 0;
+}
+
+/* One line for each flavour whose expedited cells the matrix leaves out. */
+static void tell_left_out(const struct matrix *m)
+{
+	for (int f = 0; m->expedited && f < m->nflavours; f++)
+		if (flavour_find(m->flavours[f])->no_expedited)
+			info("rcuwb: %s: flavour %s: no expedited cells (%s): its normal cells only\n", m->path,
+			     m->flavours[f], flavour_find(m->flavours[f])->no_expedited);
+}
+
+int matrix_check_flavours(const struct matrix *m, const struct kernel_build *k)
+{
+	for (int f = 0; f < m->nflavours; f++)
+		if (flavour_offered(k, flavour_find(m->flavours[f])) < 0)
+			return set_err("%s:%d: flavours: %s", m->path, m->flavours_line, last_err());
+	return 0;
+}
+
 static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 {
 	yaml_node_t *k, *v, *topos = NULL, *items[MATRIX_MAX];
@@ -396,6 +466,8 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 			topos = v;
 		else if (!strcmp(ks, "modes"))
 			r = parse_modes(c, v, m), have_modes = true;
+		else if (!strcmp(ks, "flavours"))
+			r = parse_flavours(c, v, m), m->flavours_line = ycfg_line(k);
 		else if (!strcmp(ks, "rcuscale"))
 			r = parse_rcuscale(c, v, m);
 		else if (!strcmp(ks, "probe"))
@@ -413,7 +485,7 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 		else if (!strcmp(ks, "emulator"))
 			r = get_emulator(c, v, &m->emulator_apart);
 		else
-			return ycfg_err(c, k, ks, "unknown key (name, variants, kconfigs, topologies, modes, rcuscale, "
+			return ycfg_err(c, k, ks, "unknown key (name, variants, kconfigs, topologies, modes, flavours, rcuscale, "
 				      "probe, boot_params, reps, timeout, memory, seed, emulator)");
 		if (r < 0)
 			return -1;
@@ -439,7 +511,7 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 		m->normal = false;	/* a probe matrix runs no rcuscale cells unless asked */
 	if (!m->normal && !m->expedited && !m->nprobes)
 		return ycfg_err(c, root, "modes", "nothing to run: give modes and/or probe stages");
-	return 0;
+	return check_flavour_modes(c, root, m);
 }
 
 int matrix_load(const char *path, struct matrix *m)
@@ -462,6 +534,8 @@ int matrix_load(const char *path, struct matrix *m)
 	m->nprims = 1;		/* all primitives */
 	m->nkconfigs = 1;
 	snprintf(m->kconfigs[0], sizeof(m->kconfigs[0]), "%s", KCONFIG_DEFAULT);
+	m->nflavours = 1;
+	snprintf(m->flavours[0], sizeof(m->flavours[0]), "%s", FLAVOUR_DEFAULT);
 	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	snprintf(m->name, sizeof(m->name), "%.*s", (int)strcspn(base, "."), base);
 	if (ycfg_load(path, "matrix", &doc) < 0)
@@ -543,30 +617,35 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 		s->probe_calls = m->probe_calls;
 	} else {
 		s->gp = p->mode ? GP_EXPEDITED : GP_NORMAL;
+		snprintf(s->flavour, sizeof(s->flavour), "%s", m->flavours[p->flavour]);
 	}
 }
 
 int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n)
 {
 	int nmodes = 2 + m->nprobes * m->nprims;
-	int ncells_max = m->ntopos * nmodes * m->nboot_params * m->nkconfigs;
+	int ncells_max = m->ntopos * nmodes * m->nboot_params * m->nkconfigs * m->nflavours;
 	struct planned_run *cells = calloc((size_t)ncells_max, sizeof(*cells)), *out;
 	unsigned long long seed = m->seed;
-	int t, mode, bp, kc, ncells = 0, rep, i, v;
+	int t, mode, bp, kc, fl, ncells = 0, rep, i, v;
 	unsigned long long total;
 	size_t k = 0;
 
 	if (!cells)
 		return set_err("out of memory");
+	tell_left_out(m);
 	for (t = 0; t < m->ntopos; t++)
 		for (mode = 0; mode < nmodes; mode++)
 			for (bp = 0; bp < m->nboot_params; bp++)
-				for (kc = 0; kc < m->nkconfigs; kc++) {
-					if ((mode == 0 && !m->normal) || (mode == 1 && !m->expedited))
-						continue;
-					cells[ncells++] = (struct planned_run){ .topo = t, .mode = mode,
-										.boot_params = bp, .kconfig = kc };
-				}
+				for (kc = 0; kc < m->nkconfigs; kc++)
+					for (fl = 0; fl < (mode < 2 ? m->nflavours : 1); fl++) {
+						if ((mode == 0 && !m->normal) || (mode == 1 && !m->expedited) ||
+						    !flavour_has_mode(m, fl, mode))
+							continue;
+						cells[ncells++] = (struct planned_run){ .topo = t, .mode = mode,
+											.boot_params = bp, .kconfig = kc,
+											.flavour = fl };
+					}
 	total = (unsigned long long)ncells * (unsigned long long)m->reps * (unsigned long long)m->nvariants;
 	if (total > MATRIX_MAX_RUNS) {
 		free(cells);

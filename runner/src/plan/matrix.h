@@ -23,6 +23,9 @@ struct matrix {
 	struct guest_topo topos[MATRIX_MAX];
 	int ntopos;
 	bool normal, expedited;		/* rcuscale GP modes */
+	char flavours[MATRIX_MAX][16];	/* rcuscale scale types, a dimension of cells: default [rcu] */
+	int nflavours;
+	int flavours_line;		/* line of the flavours key, for errors */
 	char probe_stages[MATRIX_MAX][8];	/* mid-boot probe: stages x prims, */
 	int nprobes;				/* one boot per combination */
 	char probe_prims[MATRIX_MAX][64];	/* "" = all primitives */
@@ -44,6 +47,7 @@ struct matrix {
 struct planned_run {
 	int variant, topo, mode;	/* mode: 0 normal, 1 expedited, 2 + k * nprims + j probe */
 	int kconfig;			/* index into kconfigs */
+	int flavour;			/* index into flavours (rcuscale cells) */
 	int boot_params, rep;		/* rep counts from 1 */
 	char cell[192];
 };
@@ -67,6 +71,12 @@ int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n);
  * Call before matrix_expand(): the cells' names show minruntime.
  */
 void matrix_fit_kernels(struct matrix *m, const struct kernel_build *k);
+/*
+ * Does kernel k offer every flavour of the matrix?  -1 with an error naming
+ * the file, its flavours line, the kernel and what it lacks: before any
+ * guest boots.
+ */
+int matrix_check_flavours(const struct matrix *m, const struct kernel_build *k);
 /*
  * Replace what the file says by what the command line says: the matrix's
  * name (name, NULL = keep) and its kernel variants (variants, a

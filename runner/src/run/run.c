@@ -63,12 +63,21 @@ static void kconfig_part(const struct run_spec *s, char *out, size_t cap)
 		snprintf(out, cap, "/k=%s", s->kconfig);
 }
 
+/* rcuscale.scale_type when the run sets one (not rcu, the kernel's default) */
+static const char *scale_type(const struct run_spec *s)
+{
+	return s->kind == RUN_RCUSCALE && s->flavour[0] && strcmp(s->flavour, "rcu") ? s->flavour : NULL;
+}
+
 void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 {
-	char topo[48], kc[80];
+	char topo[48], kc[100];
 
 	topo_key(&s->topo, topo, sizeof(topo));
-	kconfig_part(s, kc, sizeof(kc));
+	kc[0] = '\0';
+	if (scale_type(s))
+		snprintf(kc, sizeof(kc), "/f=%s", scale_type(s));
+	kconfig_part(s, kc + strlen(kc), sizeof(kc) - strlen(kc));
 	if (s->kind == RUN_BOOT)
 		snprintf(out, cap, "%s/boot%s", topo, kc);
 	else if (s->kind == RUN_PROBE)
@@ -106,6 +115,8 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 		buf_printf(&b, " %s.writer_holdoff=%d", p, s->writer_holdoff_us);
 	if (s->minruntime_s > 0 && s->kind == RUN_RCUSCALE)
 		buf_printf(&b, " %s.minruntime=%d", p, s->minruntime_s);
+	if (scale_type(s))
+		buf_printf(&b, " %s.scale_type=%s", p, scale_type(s));
 	if (s->kind == RUN_BOOT) {
 		buf_printf(&b, " %s.shutdown=0 rcuwb_poweroff", p);
 	} else if (s->kind == RUN_PROBE) {

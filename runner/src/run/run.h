@@ -34,6 +34,7 @@ struct run_spec {
 	char kconfig[64];		/* Kconfig scenario, "" = KCONFIG_DEFAULT */
 	struct guest_topo topo;
 	enum gp_mode gp;
+	char flavour[16];		/* rcuscale.scale_type, "" = rcu (the kernel's default) */
 	int nwriters, nreaders;		/* rcuscale; -1 = kernel default */
 	int holdoff_s;			/* rcuscale.holdoff, HOLDOFF_BOOT = until boot ends */
 	int writer_holdoff_us;		/* rcuscale.writer_holdoff, 0 = none */
@@ -81,7 +82,8 @@ void run_spec_init(struct run_spec *s);
 int run_holdoff_s(const struct run_spec *s);
 
 /*
- * "v4-n2/expedited/w-1-r0" + "/k=SCENARIO" (not for the default scenario,
+ * "v4-n2/expedited/w-1-r0" + "/f=FLAVOUR" (not for rcu: cells stored before
+ * flavours keep their names) + "/k=SCENARIO" (not for the default scenario,
  * tiny: cells stored before scenarios keep their names) + extra
  * parameters: runs of one cell are comparable.
  */

@@ -54,6 +54,23 @@ test_that("the cell key keeps Kconfig scenarios apart; tiny and older runs keep 
   expect_equal(unique(cell_key(rt, drop = c("config", "kconfig", "holdoff"))), "v1-n1/normal/w1-r0")
 })
 
+test_that("the cell key keeps RCU flavours apart; rcu's cells keep their keys", {
+  p <- new_db()
+  add_run(p, "a", "v1-n1/normal/w1-r0", samples_ns = samples_with_p50(10))
+  add_run(p, "a", "v1-n1/normal/w1-r0/f=srcu/k=flavours", samples_ns = samples_with_p50(10),
+          kconfig = "flavours", cmdline = "console=ttyS0 rcuscale.holdoff=3 rcuscale.scale_type=srcu")
+  add_run(p, "a", "v1-n1/normal/w1-r0/f=tasks-tracing/k=flavours", samples_ns = samples_with_p50(10),
+          kconfig = "flavours",
+          cmdline = "console=ttyS0 rcuscale.holdoff=3 rcuscale.scale_type=tasks-tracing")
+  rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
+  expect_equal(rt$cell, c("v1-n1/normal/w1-r0/h3/hz250-full-idle",
+                          "v1-n1/normal/w1-r0/h3/hz250-full-idle/f=srcu/k=flavours",
+                          "v1-n1/normal/w1-r0/h3/hz250-full-idle/f=tasks-tracing/k=flavours"))
+  # the flavour stays when the scenario is left out
+  expect_equal(cell_key(rt, drop = c("config", "kconfig", "holdoff")),
+               c("v1-n1/normal/w1-r0", "v1-n1/normal/w1-r0/f=srcu", "v1-n1/normal/w1-r0/f=tasks-tracing"))
+})
+
 test_that("PASS: the one-sided upper bound is below the threshold (hand-checked bound)", {
   p <- gate_db(base5, base5 * 1.005)
   r <- gate(p, "stock", "cand", threshold = 0.05)

@@ -1,0 +1,75 @@
+/* flavour.c: rcuscale's scale types as rcuwb measures them (kernel/rcu/rcuscale.c, 6.1 and 6.12). */
+#include "flavour.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "kernel.h"
+
+/*
+ * rcuscale's scale_ops[]: rcu, srcu, srcud always (RCU_SCALE_TEST selects
+ * SRCU); tasks #ifdef CONFIG_TASKS_RCU, tasks-tracing #ifdef
+ * CONFIG_TASKS_TRACE_RCU, and in 6.12 tasks-rude #ifdef
+ * CONFIG_TASKS_RUDE_RCU (6.1's rcuscale has no tasks-rude ops).  The
+ * Tasks flavours' .exp_sync is their .sync: synchronize_rcu_tasks(),
+ * synchronize_rcu_tasks_trace(), synchronize_rcu_tasks_rude().
+ */
+static const struct flavour flavours[] = {
+	{ "rcu", NULL, NULL },
+	{ "srcu", NULL, NULL },
+	{ "srcud", NULL, NULL },
+	{ "tasks", "CONFIG_TASKS_RCU",
+	  "rcuscale's expedited Tasks RCU GP is synchronize_rcu_tasks() itself" },
+	{ "tasks-tracing", "CONFIG_TASKS_TRACE_RCU",
+	  "rcuscale's expedited Tasks Trace RCU GP is synchronize_rcu_tasks_trace() itself" },
+	{ "tasks-rude", "CONFIG_TASKS_RUDE_RCU",
+	  "rcuscale's expedited Tasks Rude RCU GP is synchronize_rcu_tasks_rude() itself" },
+};
+
+const struct flavour *flavour_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(flavours) / sizeof(flavours[0]); i++)
+		if (!strcmp(flavours[i].name, name))
+			return &flavours[i];
+	return NULL;
+}
+
+const char *flavour_names(void)
+{
+	static char names[128];
+
+	if (!names[0])
+		for (size_t i = 0; i < sizeof(flavours) / sizeof(flavours[0]); i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+				 flavours[i].name);
+	return names;
+}
+
+/* Linux major.minor of k as one number (6.12 -> 612), 0 when unknown. */
+static int kernel_line(const struct kernel_build *k)
+{
+	int major = 0, minor = 0;
+
+	if (sscanf(k->version, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major * 100 + minor;
+}
+
+int flavour_offered(const struct kernel_build *k, const struct flavour *f)
+{
+	if (!strcmp(f->name, FLAVOUR_DEFAULT))
+		return 0;
+	if (strcmp(k->param_prefix, "rcuscale"))
+		return set_err("%s (%s): flavour %s: Linux %s has rcuperf, whose perf_type rcuwb does not set: "
+			       "only rcu", k->variant, k->kconfig, f->name, k->version);
+	if (!strcmp(f->name, "tasks-rude") && kernel_line(k) < 612)
+		return set_err("%s (%s): flavour tasks-rude: Linux %s's rcuscale has no tasks-rude "
+			       "(6.12's has, 6.1's has not: kernel/rcu/rcuscale.c)", k->variant, k->kconfig, k->version);
+	if (f->kconfig && !kernel_has_option(k, f->kconfig))
+		return set_err("%s (%s): flavour %s needs %s=y, which this build lacks: build it in a Kconfig "
+			       "scenario that forces it (kconfigs: [flavours])", k->variant, k->kconfig, f->name,
+			       f->kconfig);
+	return 0;
+}
