@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# runner/tests/flavours.sh: RCU flavours as a matrix dimension, on real
+# runner/tests/flavours.sh: RCU flavours as a matrix dimension, and
+# asynchronous GPs, on real
 # guests (issue 35).  after and planted (without its plant's parameters the
 # same kernel as after), both built in the Kconfig scenario flavours (tiny
 # with Tasks Trace and Tasks Rude RCU forced in), 1 vCPU, 3 runs a side:
 # SRCU's normal and expedited GPs and Tasks Trace RCU's normal ones
 # (rcuscale.scale_type), stored apart from each other and from rcu's
-# cells, summarised per cell and gated per cell.  Also: the expedited Tasks
+# cells, summarised per cell and gated per cell; then asynchronous GPs
+# (modes: [async]) of rcu and srcu, 2 runs a side.  Also: the expedited Tasks
 # Trace cell is left out and said so, never run as normal; a flavour the
 # kernel lacks (tasks-tracing in tiny), an unknown flavour and a flavour
 # whose every mode is missing are refused in one line naming the file and
@@ -55,6 +57,46 @@ exp=$(q "SELECT AVG(s.duration_ns) FROM samples s JOIN runs r ON r.id = s.run_id
 norm=$(q "SELECT AVG(s.duration_ns) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.cell LIKE '%normal%f=srcu%'")
 check "srcu: expedited GPs (mean ${exp%.*} ns) take under half of normal ones (${norm%.*} ns)" \
 	awk -v e="$exp" -v n="$norm" 'BEGIN { exit !(e > 0 && e < n / 2) }'
+
+# Asynchronous GPs: rcuscale.gp_async, at most 10 callbacks in flight per
+# writer (rcuwb's default async_max), rcu and srcu.  A sample is one
+# call_rcu() (srcu_call_rcu()), and every 10th also waits in the barrier
+# for the GPs of those in flight: most samples are short, a few a GP long.
+cat > "$work/a.yaml" <<EOY
+name: a
+variants: [after, planted]
+kconfigs: [flavours]
+topologies:
+  - {vcpus: 1}
+modes: [async]
+flavours: [rcu, srcu]
+rcuscale: {nreaders: 0, nwriters: 1, holdoff: 1}
+reps: 2
+timeout: 120
+EOY
+"$rcuwb" -q -d "$db" run "$work/a.yaml"
+for _ in 1 2 3; do
+	grep -q '^0 runs' <<< "$("$rcuwb" -d "$db" run -n --resume "$work/a.yaml" 2>/dev/null)" && break
+	"$rcuwb" -q -d "$db" run --resume "$work/a.yaml"
+done
+cells=$(q "SELECT cell || ' ' || COUNT(*) FROM run_status WHERE matrix = 'a' AND status = 'ok' AND nsamples >= 100
+	   GROUP BY cell ORDER BY cell" | tr '\n' ',')
+expect "async: 8 clean runs in two cells of their own" \
+	"v1-n1/async/w1-r0-a10/f=srcu/k=flavours 4,v1-n1/async/w1-r0-a10/k=flavours 4," "$cells"
+expect "... every kernel told gp_async=1 gp_async_max=10" 8 \
+	"$(q "SELECT COUNT(*) FROM runs WHERE matrix = 'a' AND cmdline LIKE '% rcuscale.gp_exp=0 %rcuscale.gp_async=1 rcuscale.gp_async_max=10%'")"
+med=$(q "SELECT s.duration_ns FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.cell LIKE '%async%f=srcu%'
+	 ORDER BY s.duration_ns LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM samples s JOIN runs r ON r.id = s.run_id
+	 WHERE r.cell LIKE '%async%f=srcu%')")
+amean=$(q "SELECT AVG(s.duration_ns) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.cell LIKE '%async%f=srcu%'")
+check "srcu async: the median call (${med} ns) is no GP, the mean per callback (${amean%.*} ns) under half a synchronous GP (${norm%.*} ns)" \
+	awk -v m="$med" -v a="$amean" -v n="$norm" 'BEGIN { exit !(m < n / 20 && a < n / 2 && a > m) }'
+out=$("$rcuwb" -d "$db" gate --matrix a --baseline after --candidate planted 2>&1); rc=$?
+grep -E '(PASS|SLOWDOWN|INCONCLUSIVE) +v1-n1/' <<< "$out" | sed 's/^ */    /'
+check "the gate judges the async cells (exit $rc)" test "$rc" -le 1 -o "$rc" -eq 3
+for c in "async/w1-r0-a10/h1/hz250-full-idle/k=flavours" "async/w1-r0-a10/h1/hz250-full-idle/f=srcu/k=flavours"; do
+	check "... with a verdict of its own for $c" grep -qE "(PASS|SLOWDOWN|INCONCLUSIVE) +v1-n1/$c(:|\$)" <<< "$out"
+done
 
 # refused RC MSG PATTERN: exit non-zero, one line, matching PATTERN
 refused() { [ "$1" -ne 0 ] && [ "$(grep -c . <<< "$2")" = 1 ] && grep -q -- "$3" <<< "$2"; }

@@ -88,11 +88,11 @@ static void test_errors(void **state)
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrcuscale: {minruntime: -1}\n",
 		     "3: rcuscale.minruntime (seconds): give a whole number from 0 to 600");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nrcuscale: {minrt: 1}\n",
-		     "3: minrt: unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff, minruntime)");
+		     "3: minrt: unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff, minruntime, async_max)");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 3, nodes: 2}]\n",
 		     "2: topologies[0]: 3 vcpus do not split evenly over 2 NUMA nodes");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nmodes: [fast]\n",
-		     "3: modes: give normal and/or expedited");
+		     "3: modes: give normal, expedited and/or async");
 	expect_error("topologies: [{vcpus: 2}]\n", "1: variants: missing: list the kernel variants to run");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 2}]\nprobe: {stages: [\"15\"]}\n",
 		     "3: probe.stages: give stage digits 0-4, e.g. 0, 1 or 234");
@@ -340,13 +340,35 @@ static void test_flavours(void **state)
 	assert_int_equal(nexp, 1);
 	free(r);
 
+	/* async: rcuscale.gp_async with at most async_max callbacks in flight (default 10) */
+	assert_int_equal(load("variants: [A]\ntopologies: [{vcpus: 1}]\nmodes: [async]\nflavours: [rcu, srcu]\n", &m), 0);
+	assert_int_equal(matrix_expand(&m, &r, &n), 0);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++) {
+		matrix_spec(&m, &r[i], &s);
+		assert_int_equal(s.gp, GP_ASYNC);
+		assert_int_equal(run_cmdline(&s, cmd, sizeof(cmd)), 0);
+		assert_non_null(strstr(cmd, "rcuscale.gp_exp=0 "));
+		assert_non_null(strstr(cmd, " rcuscale.gp_async=1 rcuscale.gp_async_max=10"));
+		assert_string_equal(r[i].cell, strcmp(s.flavour, "srcu") ? "v1-n1/async/w-1-r0-a10" : "v1-n1/async/w-1-r0-a10/f=srcu");
+	}
+	free(r);
+	assert_int_equal(load("variants: [A]\ntopologies: [{vcpus: 1}]\nmodes: [normal, async]\n"
+			      "rcuscale: {async_max: 1}\nflavours: [tasks-rude]\n", &m), 0);
+	assert_int_equal(matrix_expand(&m, &r, &n), 0);
+	assert_int_equal(n, 1);	/* no async tasks-rude cell */
+	assert_string_equal(r[0].cell, "v1-n1/normal/w-1-r0/f=tasks-rude");
+	free(r);
+	expect_error("variants: [a]\ntopologies: [{vcpus: 1}]\nrcuscale: {async_max: 0}\n",
+		     "3: rcuscale.async_max (callbacks in flight per writer): give a whole number from 1 to 100000");
+
 	expect_error("variants: [a]\ntopologies: [{vcpus: 1}]\nflavours: [srcu, nope]\n",
 		     "3: flavours: no flavour 'nope': give one of rcu, srcu, srcud, tasks, tasks-tracing, tasks-rude");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 1}]\nflavours: [srcu, srcu]\n",
 		     "3: flavours: a flavour is listed twice");
 	expect_error("variants: [a]\ntopologies: [{vcpus: 1}]\nmodes: [expedited]\nflavours: [rcu, tasks]\n",
 		     "1: modes: flavour tasks has no expedited GPs (rcuscale's expedited Tasks RCU GP is "
-		     "synchronize_rcu_tasks() itself) and the matrix asks for no normal ones: add normal to "
+		     "synchronize_rcu_tasks() itself) and the matrix asks for no other mode: add one to "
 		     "modes, or drop tasks");
 	unlink(path);
 }
@@ -360,17 +382,17 @@ static void test_flavours_offered(void **state)
 
 	(void)state;
 	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [rcu, srcu, srcud]\n", &m), 0);
-	assert_int_equal(matrix_check_flavours(&m, &k), 0);
+	assert_int_equal(matrix_check_rcuscale(&m, &k), 0);
 	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\n\nflavours: [srcu, tasks-tracing]\n", &m), 0);
-	assert_int_equal(matrix_check_flavours(&m, &k), -1);
+	assert_int_equal(matrix_check_rcuscale(&m, &k), -1);
 	assert_non_null(strstr(last_err(), ":4: flavours: after (tiny): flavour tasks-tracing needs "
 				"CONFIG_TASKS_TRACE_RCU=y, which this build lacks"));
 	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [tasks-rude]\n", &m), 0);
-	assert_int_equal(matrix_check_flavours(&m, &k), -1);
+	assert_int_equal(matrix_check_rcuscale(&m, &k), -1);
 	assert_non_null(strstr(last_err(), "Linux 6.1.192's rcuscale has no tasks-rude"));
 	snprintf(k.param_prefix, sizeof(k.param_prefix), "rcuperf");
 	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [srcu]\n", &m), 0);
-	assert_int_equal(matrix_check_flavours(&m, &k), -1);
+	assert_int_equal(matrix_check_rcuscale(&m, &k), -1);
 	assert_non_null(strstr(last_err(), "rcuperf"));
 	unlink(path);
 }

@@ -70,10 +70,15 @@ GATE_DEFAULT_STATS <- c("mean", "p90")
 # power).  The per-run mean moves by the share of GPs that take another
 # tick, so it sees every dose the p90 could see, and smaller ones; p90
 # stays in the table for normal GPs, reported and not gated.  Expedited GPs
-# are not tick-bound: mean and p90 are both gated.  An explicit --stat
+# are not tick-bound: mean and p90 are both gated.  Asynchronous GPs
+# (rcuscale.gp_async): a sample is one call_rcu(), and every async_max-th
+# also waits in the barrier for the GPs of those in flight, so the per-run
+# mean is the time per callback with that backlog (1 / the throughput of
+# asynchronous GPs) and the p90 only says whether 1 call in 10 waited:
+# the mean alone is gated.  An explicit --stat
 # gates what it names in every mode.  The levels stay split over
 # GATE_DEFAULT_STATS in every cell (conservative where a mode gates fewer).
-GATE_MODE_STATS <- list(normal = "mean")
+GATE_MODE_STATS <- list(normal = "mean", async = "mean")
 GATE_REPORTED_STATS <- c("p50", "p99")
 # Outcomes that are neither a result nor the kernel's fault: left out of
 # the failure counts (host-busy runs are left out everywhere).
@@ -111,9 +116,6 @@ cell_key <- function(runs, drop = character()) {
   num <- function(x) ifelse(is.na(x), "?", format(x, scientific = FALSE, trim = TRUE))
   pinned <- if (is.null(runs$pinned)) rep(NA_character_, nrow(runs)) else runs$pinned
   nw <- if ("writers" %in% drop) rep("*", nrow(runs)) else num(runs$nwriters)
-  wr <- ifelse(kind == "rcuscale", sprintf("w%s-r%s%s", nw, num(runs$nreaders),
-                                           ifelse(grepl("emulator:", pinned) & !("emulator" %in% drop),
-                                                  "-ea", "")), "")
   cmd <- if (is.null(runs$cmdline)) rep(NA_character_, nrow(runs)) else runs$cmdline
   # the last rcuscale.NAME= on the command line is the one the kernel uses
   param <- function(name) {
@@ -123,6 +125,12 @@ cell_key <- function(runs, drop = character()) {
       if (length(m)) sub(".*=", "", m[length(m)]) else NA_character_
     }, character(1), USE.NAMES = FALSE)
   }
+  # async cells: the callbacks a writer may have in flight ("-a10")
+  amax <- param("gp_async_max")
+  wr <- ifelse(kind == "rcuscale", sprintf("w%s-r%s%s%s", nw, num(runs$nreaders),
+                                           ifelse(mode == "async", paste0("-a", ifelse(is.na(amax), "?", amax)), ""),
+                                           ifelse(grepl("emulator:", pinned) & !("emulator" %in% drop),
+                                                  "-ea", "")), "")
   hold <- param("holdoff")
   wh <- param("writer_holdoff")
   h <- ifelse(kind != "rcuscale" | "holdoff" %in% drop, "",

@@ -30,7 +30,10 @@ static int spec_of(const struct stored_run *r, struct run_spec *s)
 	s->rep = r->rep;
 	snprintf(s->kconfig, sizeof(s->kconfig), "%s", r->kconfig[0] ? r->kconfig : KCONFIG_DEFAULT);
 	s->kind = !strcmp(r->kind, "probe") ? RUN_PROBE : RUN_RCUSCALE;
-	s->gp = !strcmp(r->gp_mode, "expedited") ? GP_EXPEDITED : GP_NORMAL;
+	s->gp = !strcmp(r->gp_mode, "expedited") ? GP_EXPEDITED : !strcmp(r->gp_mode, "async") ? GP_ASYNC : GP_NORMAL;
+	/* an async cell's callbacks in flight: "/w1-r0-a10" */
+	if (s->gp == GP_ASYNC && strstr(r->cell, "-a"))
+		s->async_max = atoi(strstr(r->cell, "-a") + 2);
 	s->nwriters = r->nwriters;
 	s->nreaders = r->nreaders;
 	/* the flavour is in the cell's name ("/f=srcu"; none for rcu) */

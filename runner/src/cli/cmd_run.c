@@ -225,7 +225,7 @@ static int load_kernels(const struct matrix *m, struct kernel_build *k)
 			struct kernel_build *kb = kernel_of(m, k, v, c);
 
 			if (kernel_load(m->variants[v], m->kconfigs[c], kb) < 0 ||
-			    (m->nprobes && kernel_need_probe(kb, where) < 0) || matrix_check_flavours(m, kb) < 0)
+			    (m->nprobes && kernel_need_probe(kb, where) < 0) || matrix_check_rcuscale(m, kb) < 0)
 				return -1;
 		}
 	return 0;

@@ -14,19 +14,27 @@
  * CONFIG_TASKS_TRACE_RCU, and in 6.12 tasks-rude #ifdef
  * CONFIG_TASKS_RUDE_RCU (6.1's rcuscale has no tasks-rude ops).  The
  * Tasks flavours' .exp_sync is their .sync: synchronize_rcu_tasks(),
- * synchronize_rcu_tasks_trace(), synchronize_rcu_tasks_rude().
+ * synchronize_rcu_tasks_trace(), synchronize_rcu_tasks_rude(); every
+ * flavour has an .async (call_rcu() and its kin) but 6.12's tasks-rude
+ * (call_rcu_tasks_rude() is gone there).
  */
 static const struct flavour flavours[] = {
-	{ "rcu", NULL, NULL },
-	{ "srcu", NULL, NULL },
-	{ "srcud", NULL, NULL },
+	{ "rcu", NULL, NULL, NULL },
+	{ "srcu", NULL, NULL, NULL },
+	{ "srcud", NULL, NULL, NULL },
 	{ "tasks", "CONFIG_TASKS_RCU",
-	  "rcuscale's expedited Tasks RCU GP is synchronize_rcu_tasks() itself" },
+	  "rcuscale's expedited Tasks RCU GP is synchronize_rcu_tasks() itself", NULL },
 	{ "tasks-tracing", "CONFIG_TASKS_TRACE_RCU",
-	  "rcuscale's expedited Tasks Trace RCU GP is synchronize_rcu_tasks_trace() itself" },
+	  "rcuscale's expedited Tasks Trace RCU GP is synchronize_rcu_tasks_trace() itself", NULL },
 	{ "tasks-rude", "CONFIG_TASKS_RUDE_RCU",
-	  "rcuscale's expedited Tasks Rude RCU GP is synchronize_rcu_tasks_rude() itself" },
+	  "rcuscale's expedited Tasks Rude RCU GP is synchronize_rcu_tasks_rude() itself",
+	  "6.12's rcuscale has no .async for Tasks Rude RCU: it would warn and time synchronous GPs" },
 };
+
+const char *flavour_lacks(const struct flavour *f, int mode)
+{
+	return mode == 1 ? f->no_expedited : mode == 2 ? f->no_async : NULL;
+}
 
 const struct flavour *flavour_find(const char *name)
 {

@@ -15,7 +15,12 @@ struct flavour {
 	 * else why an expedited cell would measure normal GPs again.
 	 */
 	const char *no_expedited;
+	/* NULL: it has call_rcu()-style GPs (rcuscale's .async); else why not */
+	const char *no_async;
 };
+
+/* Why flavour f has no GPs of rcuscale mode `mode` (0 normal, 1 expedited, 2 async), NULL when it has. */
+const char *flavour_lacks(const struct flavour *f, int mode);
 
 #define FLAVOUR_DEFAULT "rcu"
 

@@ -288,7 +288,7 @@ static int parse_modes(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 	yaml_node_t *items[MATRIX_MAX];
 	int i, count;
 
-	m->normal = m->expedited = false;
+	m->normal = m->expedited = m->async = false;
 	if (ycfg_seq(c, n, "modes", MATRIX_MAX, items, &count) < 0)
 		return -1;
 	for (i = 0; i < count; i++) {
@@ -298,8 +298,10 @@ static int parse_modes(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 			m->normal = true;
 		else if (s && !strcmp(s, "expedited"))
 			m->expedited = true;
+		else if (s && !strcmp(s, "async"))
+			m->async = true;
 		else
-			return ycfg_err(c, items[i], "modes", "give normal and/or expedited");
+			return ycfg_err(c, items[i], "modes", "give normal, expedited and/or async");
 	}
 	return 0;
 }
@@ -332,7 +334,7 @@ static int parse_rcuscale(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 
 	if (n->type != YAML_MAPPING_NODE)
 		return ycfg_err(c, n, "rcuscale",
-				"give {nwriters: N, nreaders: N, holdoff: S, writer_holdoff: US, minruntime: S}");
+				"give {nwriters: N, nreaders: N, holdoff: S, writer_holdoff: US, minruntime: S, async_max: N}");
 	YCFG_FOR_PAIRS(c, n, k, v) {
 		const char *ks = ycfg_scalar(k) ? ycfg_scalar(k) : "?";
 		int r;
@@ -347,9 +349,12 @@ static int parse_rcuscale(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 			r = ycfg_int(c, v, "rcuscale.writer_holdoff", 0, 1000000, &m->writer_holdoff_us);
 		else if (!strcmp(ks, "minruntime"))
 			r = ycfg_int(c, v, "rcuscale.minruntime (seconds)", 0, 600, &m->minruntime_s);
+		else if (!strcmp(ks, "async_max"))
+			r = ycfg_int(c, v, "rcuscale.async_max (callbacks in flight per writer)", 1, 100000,
+				     &m->async_max);
 		else
-			return ycfg_err(c, k, ks,
-					"unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff, minruntime)");
+			return ycfg_err(c, k, ks, "unknown rcuscale key (nwriters, nreaders, holdoff, writer_holdoff, "
+					"minruntime, async_max)");
 		if (r < 0)
 			return -1;
 	}
@@ -400,10 +405,16 @@ static int parse_probe(struct ycfg *c, yaml_node_t *n, struct matrix *m)
 	return 0;
 }
 
-/* Can a cell of flavour f in GP mode `mode` (0 normal, 1 expedited) be run? */
+/* Is GP mode `mode` (0 normal, 1 expedited, 2 async) asked for? */
+static bool mode_asked(const struct matrix *m, int mode)
+{
+	return mode == 0 ? m->normal : mode == 1 ? m->expedited : m->async;
+}
+
+/* Can a cell of flavour f in GP mode `mode` be run? */
 static bool flavour_has_mode(const struct matrix *m, int f, int mode)
 {
-	return mode != 1 || !flavour_find(m->flavours[f])->no_expedited;
+	return mode > 2 || !flavour_lacks(flavour_find(m->flavours[f]), mode);
 }
 
 /*
@@ -416,28 +427,38 @@ static int check_flavour_modes(struct ycfg *c, yaml_node_t *root, struct matrix 
 	char msg[300];
 
 	for (int f = 0; f < m->nflavours; f++) {
-		const struct flavour *fl = flavour_find(m->flavours[f]);
+		int mode, left = 0, lacked = -1;
 
-		if (fl->no_expedited && m->expedited && !m->normal) {
-			snprintf(msg, sizeof(msg), "flavour %s has no expedited GPs (%s) and the matrix asks for no "
-				 "normal ones: add normal to modes, or drop %s", fl->name, fl->no_expedited, fl->name);
+		for (mode = 0; mode < 3; mode++)
+			if (mode_asked(m, mode) && flavour_has_mode(m, f, mode))
+				left++;
+			else if (mode_asked(m, mode))
+				lacked = mode;
+		if (!left && lacked >= 0 && !m->nprobes) {
+			snprintf(msg, sizeof(msg), "flavour %s has no %s GPs (%s) and the matrix asks for no other "
+				 "mode: add one to modes, or drop %s", m->flavours[f], gp_mode_name((enum gp_mode)lacked),
+				 flavour_lacks(flavour_find(m->flavours[f]), lacked), m->flavours[f]);
 			return ycfg_err(c, root, "modes", msg);
 		}
 	}
 	return 0;
 }
 
-/* One line for each flavour whose expedited cells the matrix leaves out. */
+/* One line for each flavour and mode asked for whose cells the matrix leaves out. */
 static void tell_left_out(const struct matrix *m)
 {
-	for (int f = 0; m->expedited && f < m->nflavours; f++)
-		if (flavour_find(m->flavours[f])->no_expedited)
-			info("rcuwb: %s: flavour %s: no expedited cells (%s): its normal cells only\n", m->path,
-			     m->flavours[f], flavour_find(m->flavours[f])->no_expedited);
+	for (int f = 0; f < m->nflavours; f++)
+		for (int mode = 1; mode < 3; mode++)
+			if (mode_asked(m, mode) && !flavour_has_mode(m, f, mode))
+				info("rcuwb: %s: flavour %s: no %s cells (%s)\n", m->path, m->flavours[f],
+				     gp_mode_name((enum gp_mode)mode), flavour_lacks(flavour_find(m->flavours[f]), mode));
 }
 
-int matrix_check_flavours(const struct matrix *m, const struct kernel_build *k)
+int matrix_check_rcuscale(const struct matrix *m, const struct kernel_build *k)
 {
+	if (m->async && strcmp(k->param_prefix, "rcuscale"))
+		return set_err("%s: modes: async: %s (%s): Linux %s has rcuperf, whose gp_async rcuwb does not set",
+			       m->path, k->variant, k->kconfig, k->version);
 	for (int f = 0; f < m->nflavours; f++)
 		if (flavour_offered(k, flavour_find(m->flavours[f])) < 0)
 			return set_err("%s:%d: flavours: %s", m->path, m->flavours_line, last_err());
@@ -509,7 +530,7 @@ static int parse_top(struct ycfg *c, yaml_node_t *root, struct matrix *m)
 	}
 	if (m->nprobes && !have_modes)
 		m->normal = false;	/* a probe matrix runs no rcuscale cells unless asked */
-	if (!m->normal && !m->expedited && !m->nprobes)
+	if (!m->normal && !m->expedited && !m->async && !m->nprobes)
 		return ycfg_err(c, root, "modes", "nothing to run: give modes and/or probe stages");
 	return check_flavour_modes(c, root, m);
 }
@@ -524,6 +545,7 @@ int matrix_load(const char *path, struct matrix *m)
 	memset(m, 0, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->normal = true;
+	m->async_max = ASYNC_MAX_DEFAULT;
 	m->nwriters = -1;
 	m->holdoff_s = HOLDOFF_BOOT;
 	m->reps = 1;
@@ -606,24 +628,25 @@ void matrix_spec(const struct matrix *m, const struct planned_run *p, struct run
 	s->holdoff_s = m->holdoff_s;
 	s->writer_holdoff_us = m->writer_holdoff_us;
 	s->minruntime_s = m->minruntime_s;
+	s->async_max = m->async_max;
 	s->emulator_apart = m->emulator_apart;
 	s->timeout_s = m->timeout_s;
 	snprintf(s->boot_params, sizeof(s->boot_params), "%s", m->boot_params[p->boot_params]);
-	if (p->mode >= 2) {
+	if (p->mode >= 3) {
 		s->kind = RUN_PROBE;
-		snprintf(s->probe_stages, sizeof(s->probe_stages), "%s", m->probe_stages[(p->mode - 2) / m->nprims]);
-		snprintf(s->probe_prims, sizeof(s->probe_prims), "%s", m->probe_prims[(p->mode - 2) % m->nprims]);
+		snprintf(s->probe_stages, sizeof(s->probe_stages), "%s", m->probe_stages[(p->mode - 3) / m->nprims]);
+		snprintf(s->probe_prims, sizeof(s->probe_prims), "%s", m->probe_prims[(p->mode - 3) % m->nprims]);
 		s->probe_watchdog_s = m->probe_watchdog_s;
 		s->probe_calls = m->probe_calls;
 	} else {
-		s->gp = p->mode ? GP_EXPEDITED : GP_NORMAL;
+		s->gp = p->mode == 2 ? GP_ASYNC : p->mode ? GP_EXPEDITED : GP_NORMAL;
 		snprintf(s->flavour, sizeof(s->flavour), "%s", m->flavours[p->flavour]);
 	}
 }
 
 int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n)
 {
-	int nmodes = 2 + m->nprobes * m->nprims;
+	int nmodes = 3 + m->nprobes * m->nprims;
 	int ncells_max = m->ntopos * nmodes * m->nboot_params * m->nkconfigs * m->nflavours;
 	struct planned_run *cells = calloc((size_t)ncells_max, sizeof(*cells)), *out;
 	unsigned long long seed = m->seed;
@@ -638,9 +661,8 @@ int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n)
 		for (mode = 0; mode < nmodes; mode++)
 			for (bp = 0; bp < m->nboot_params; bp++)
 				for (kc = 0; kc < m->nkconfigs; kc++)
-					for (fl = 0; fl < (mode < 2 ? m->nflavours : 1); fl++) {
-						if ((mode == 0 && !m->normal) || (mode == 1 && !m->expedited) ||
-						    !flavour_has_mode(m, fl, mode))
+					for (fl = 0; fl < (mode < 3 ? m->nflavours : 1); fl++) {
+						if ((mode < 3 && !mode_asked(m, mode)) || !flavour_has_mode(m, fl, mode))
 							continue;
 						cells[ncells++] = (struct planned_run){ .topo = t, .mode = mode,
 											.boot_params = bp, .kconfig = kc,

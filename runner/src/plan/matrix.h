@@ -12,6 +12,12 @@ struct kernel_build;
 
 #define MATRIX_MAX 16
 #define MATRIX_MAX_RUNS 1000000	/* runs of one matrix: more is a typo, not a plan */
+/*
+ * rcuscale.gp_async_max of async cells unless the matrix says: the kernel's
+ * default, 1000, is never reached in rcuscale's 100 calls of a writer, so
+ * an async run would time kmalloc() and call_rcu() alone and no GP.
+ */
+#define ASYNC_MAX_DEFAULT 10
 
 struct matrix {
 	char path[PATH_MAX];
@@ -22,7 +28,8 @@ struct matrix {
 	int nkconfigs;
 	struct guest_topo topos[MATRIX_MAX];
 	int ntopos;
-	bool normal, expedited;		/* rcuscale GP modes */
+	bool normal, expedited, async;	/* rcuscale GP modes */
+	int async_max;			/* rcuscale.gp_async_max of async cells */
 	char flavours[MATRIX_MAX][16];	/* rcuscale scale types, a dimension of cells: default [rcu] */
 	int nflavours;
 	int flavours_line;		/* line of the flavours key, for errors */
@@ -45,7 +52,7 @@ struct matrix {
 
 /* One planned run: indexes into the matrix's dimensions. */
 struct planned_run {
-	int variant, topo, mode;	/* mode: 0 normal, 1 expedited, 2 + k * nprims + j probe */
+	int variant, topo, mode;	/* mode: 0 normal, 1 expedited, 2 async, 3 + k * nprims + j probe */
 	int kconfig;			/* index into kconfigs */
 	int flavour;			/* index into flavours (rcuscale cells) */
 	int boot_params, rep;		/* rep counts from 1 */
@@ -72,11 +79,11 @@ int matrix_expand(const struct matrix *m, struct planned_run **runs, size_t *n);
  */
 void matrix_fit_kernels(struct matrix *m, const struct kernel_build *k);
 /*
- * Does kernel k offer every flavour of the matrix?  -1 with an error naming
- * the file, its flavours line, the kernel and what it lacks: before any
- * guest boots.
+ * Does kernel k's rcuscale offer every flavour and GP mode of the matrix?
+ * -1 with an error naming the file, its line, the kernel and what it
+ * lacks: before any guest boots.
  */
-int matrix_check_flavours(const struct matrix *m, const struct kernel_build *k);
+int matrix_check_rcuscale(const struct matrix *m, const struct kernel_build *k);
 /*
  * Replace what the file says by what the command line says: the matrix's
  * name (name, NULL = keep) and its kernel variants (variants, a

@@ -20,7 +20,7 @@ const char *outcome_name(enum outcome o)
 
 const char *gp_mode_name(enum gp_mode g)
 {
-	return g == GP_EXPEDITED ? "expedited" : "normal";
+	return g == GP_EXPEDITED ? "expedited" : g == GP_ASYNC ? "async" : "normal";
 }
 
 void run_spec_init(struct run_spec *s)
@@ -86,8 +86,9 @@ void run_cell_key(const struct run_spec *s, char *out, unsigned cap)
 			 s->probe_calls > 1 ? "-x" : "", s->probe_calls > 1 ? s->probe_calls : 0,
 			 kc, s->boot_params[0] ? "/" : "", s->boot_params);
 	else
-		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%.0d%s%s%s%s", topo, gp_mode_name(s->gp),
-			 s->nwriters, s->nreaders, s->writer_holdoff_us ? "-h" : "", s->writer_holdoff_us,
+		snprintf(out, cap, "%s/%s/w%d-r%d%s%.0d%s%.0d%s%.0d%s%s%s%s", topo, gp_mode_name(s->gp),
+			 s->nwriters, s->nreaders, s->gp == GP_ASYNC ? "-a" : "", s->gp == GP_ASYNC ? s->async_max : 0,
+			 s->writer_holdoff_us ? "-h" : "", s->writer_holdoff_us,
 			 s->minruntime_s ? "-m" : "", s->minruntime_s, s->emulator_apart ? "-ea" : "", kc, s->boot_params[0] ? "/" : "", s->boot_params);
 }
 
@@ -117,6 +118,8 @@ int run_cmdline(const struct run_spec *s, char *out, unsigned cap)
 		buf_printf(&b, " %s.minruntime=%d", p, s->minruntime_s);
 	if (scale_type(s))
 		buf_printf(&b, " %s.scale_type=%s", p, scale_type(s));
+	if (s->kind == RUN_RCUSCALE && s->gp == GP_ASYNC)
+		buf_printf(&b, " %s.gp_async=1 %s.gp_async_max=%d", p, p, s->async_max);
 	if (s->kind == RUN_BOOT) {
 		buf_printf(&b, " %s.shutdown=0 rcuwb_poweroff", p);
 	} else if (s->kind == RUN_PROBE) {

@@ -10,7 +10,8 @@
 
 /* RUN_BOOT: boot to init and power off (accelerator probe, topology checks). */
 enum run_kind { RUN_RCUSCALE, RUN_PROBE, RUN_BOOT };
-enum gp_mode { GP_NORMAL, GP_EXPEDITED };
+/* GP_ASYNC: rcuscale.gp_async, call_rcu()-style GPs with at most async_max callbacks in flight */
+enum gp_mode { GP_NORMAL, GP_EXPEDITED, GP_ASYNC };
 
 /*
  * holdoff "boot": start measuring once boot is over, not after a fixed 3 s.
@@ -39,6 +40,7 @@ struct run_spec {
 	int holdoff_s;			/* rcuscale.holdoff, HOLDOFF_BOOT = until boot ends */
 	int writer_holdoff_us;		/* rcuscale.writer_holdoff, 0 = none */
 	int minruntime_s;		/* rcuscale.minruntime, 0 = not passed */
+	int async_max;			/* rcuscale.gp_async_max of GP_ASYNC runs */
 	bool emulator_apart;		/* QEMU's own threads on PUs apart from the vCPUs' */
 	char probe_stages[8];		/* midboot.stages (RUN_PROBE) */
 	char probe_prims[64];		/* midboot.prims, "" = all */

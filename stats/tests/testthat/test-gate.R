@@ -66,6 +66,12 @@ test_that("the cell key keeps RCU flavours apart; rcu's cells keep their keys", 
   expect_equal(rt$cell, c("v1-n1/normal/w1-r0/h3/hz250-full-idle",
                           "v1-n1/normal/w1-r0/h3/hz250-full-idle/f=srcu/k=flavours",
                           "v1-n1/normal/w1-r0/h3/hz250-full-idle/f=tasks-tracing/k=flavours"))
+  # async cells: their backlog in the writers' part
+  add_run(p, "a", "v1-n1/async/w1-r0-a10/f=srcu/k=flavours", samples_ns = samples_with_p50(10),
+          kconfig = "flavours",
+          cmdline = "console=ttyS0 rcuscale.holdoff=3 rcuscale.scale_type=srcu rcuscale.gp_async=1 rcuscale.gp_async_max=10")
+  rt4 <- build_run_table(read_runs(p), run_stats(read_samples(p)))
+  expect_equal(rt4$cell[4], "v1-n1/async/w1-r0-a10/h3/hz250-full-idle/f=srcu/k=flavours")
   # the flavour stays when the scenario is left out
   expect_equal(cell_key(rt, drop = c("config", "kconfig", "holdoff")),
                c("v1-n1/normal/w1-r0", "v1-n1/normal/w1-r0/f=srcu", "v1-n1/normal/w1-r0/f=tasks-tracing"))
