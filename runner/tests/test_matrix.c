@@ -390,6 +390,18 @@ static void test_flavours_offered(void **state)
 	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [tasks-rude]\n", &m), 0);
 	assert_int_equal(matrix_check_rcuscale(&m, &k), -1);
 	assert_non_null(strstr(last_err(), "Linux 6.1.192's rcuscale has no tasks-rude"));
+	/* 6.1's rcuscale hangs an async writer whose callbacks run on another CPU: refused on 2+ vCPUs */
+	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}, {vcpus: 2}]\nmodes: [async]\n"
+			      "flavours: [rcu, srcu]\n", &m), 0);
+	assert_int_equal(matrix_check_rcuscale(&m, &k), -1);
+	assert_non_null(strstr(last_err(), ":4: flavours: after (tiny): srcu async on 2 vCPUs: Linux 6.1.192's "
+				"rcuscale counts callbacks in flight per CPU"));
+	m.topos[1].vcpus = 1;
+	assert_int_equal(matrix_check_rcuscale(&m, &k), 0);
+	m.topos[1].vcpus = 2;
+	snprintf(k.version, sizeof(k.version), "6.12.118");
+	assert_int_equal(matrix_check_rcuscale(&m, &k), 0);
+	snprintf(k.version, sizeof(k.version), "6.1.192");
 	snprintf(k.param_prefix, sizeof(k.param_prefix), "rcuperf");
 	assert_int_equal(load("variants: [after]\ntopologies: [{vcpus: 1}]\nflavours: [srcu]\n", &m), 0);
 	assert_int_equal(matrix_check_rcuscale(&m, &k), -1);

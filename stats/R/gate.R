@@ -88,7 +88,8 @@ GATE_NOT_COUNTED <- c("interrupted", "host-failed", "host-busy")
 # least one host ("host differs" otherwise).
 GATE_COMPARABLE <- c(accel = "accelerator", qemu_version = "QEMU version",
                      libvirt_version = "libvirt version",
-                     host_pus = "host PUs", oversub = "oversubscription")
+                     host_pus = "host PUs", oversub = "oversubscription",
+                     async_samples = "what rcuscale's async samples time")
 
 # The stable name of a cell, from the run's own fields only: the runner's
 # topology name (first segment of runs.cell, written from the topology),

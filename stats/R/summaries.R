@@ -27,8 +27,27 @@ build_run_table <- function(runs, stats) {
   # the runner's plan name stays in run_cell; cell is the stable key
   rt$run_cell <- rt$cell
   rt$cell <- cell_key(rt)
+  rt$async_samples <- async_samples(rt)
   rownames(rt) <- NULL
   rt
+}
+
+# What an async run's samples time (rcuscale.gp_async; NA for other runs).
+# 6.1's rcu_scale_writer() times the barrier wait inside the sample whose
+# call found async_max callbacks in flight (its "goto retry"), so the mean
+# is the time per callback with that backlog; 6.12's does not count that
+# iteration (gp_succeeded stays false and the slot is written again), so
+# its samples time the enqueue alone (kernel/rcu/rcuscale.c in the Debian
+# trees).  rcuwb has read the two lines only: other kernels are "unknown".
+async_samples <- function(rt) {
+  if (is.null(rt$gp_mode) || is.null(rt$kernel_version)) return(rep(NA_character_, nrow(rt)))
+  v <- regmatches(rt$kernel_version, regexec("^([0-9]+)\\.([0-9]+)", rt$kernel_version))
+  line <- vapply(v, function(x) if (length(x) == 3) as.numeric(x[2]) * 100 + as.numeric(x[3]) else NA_real_,
+                 numeric(1))
+  ifelse(is.na(rt$gp_mode) | rt$gp_mode != "async", NA_character_,
+         ifelse(is.na(line) | !(line %in% c(601, 612)), "unknown (rcuwb read 6.1's and 6.12's rcuscale)",
+                ifelse(line == 601, "a call with its barrier wait (6.1's rcuscale)",
+                       "the enqueue alone (6.12's rcuscale)")))
 }
 
 # Median of each row of a numeric matrix without NAs (one global sort,

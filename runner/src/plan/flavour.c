@@ -65,6 +65,27 @@ static int kernel_line(const struct kernel_build *k)
 	return major * 100 + minor;
 }
 
+int flavour_async_runs(const struct kernel_build *k, const struct flavour *f, unsigned vcpus)
+{
+	/*
+	 * 6.1's rcu_scale_writer() counts callbacks in flight in a per-CPU
+	 * n_async_inflight: +1 on the writer's CPU, -1 on the CPU that invokes
+	 * the callback.  Tree RCU invokes it where it was queued (no NOCB in
+	 * rcuwb's scenarios); SRCU (a small srcu_struct queues on the boot
+	 * CPU's srcu_data) and the Tasks flavours (their kthread) do not, so a
+	 * writer on another CPU never sees its count drop and retries its
+	 * barrier for ever (measured: 6.1 srcu, 2 vCPUs, writer 1 never done).
+	 * 6.12 counts per writer (ws_inflight).
+	 */
+	if (vcpus > 1 && strcmp(f->name, "rcu") && kernel_line(k) < 612)
+		return set_err("%s (%s): %s async on %u vCPUs: Linux %s's rcuscale counts callbacks in flight per CPU "
+			       "and %s invokes them on another CPU than the writer's, whose count then never drops: "
+			       "the writer hangs (kernel/rcu/rcuscale.c, rcu_scale_writer(); 6.12 counts per writer): "
+			       "measure it on 1 vCPU, or on 6.12", k->variant, k->kconfig, f->name, vcpus, k->version,
+			       f->name);
+	return 0;
+}
+
 int flavour_offered(const struct kernel_build *k, const struct flavour *f)
 {
 	if (!strcmp(f->name, FLAVOUR_DEFAULT))

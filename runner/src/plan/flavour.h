@@ -33,5 +33,11 @@ const char *flavour_names(void);
  * why (the option its kernel lacks, the Kconfig scenario that has it).
  */
 int flavour_offered(const struct kernel_build *k, const struct flavour *f);
+/*
+ * Can k's rcuscale run async GPs of flavour f on a guest of vcpus vCPUs?
+ * 0 yes; -1 with set_err() saying why not (6.1's per-CPU count of
+ * callbacks in flight hangs a writer whose callbacks run elsewhere).
+ */
+int flavour_async_runs(const struct kernel_build *k, const struct flavour *f, unsigned vcpus);
 
 #endif

@@ -459,9 +459,15 @@ int matrix_check_rcuscale(const struct matrix *m, const struct kernel_build *k)
 	if (m->async && strcmp(k->param_prefix, "rcuscale"))
 		return set_err("%s: modes: async: %s (%s): Linux %s has rcuperf, whose gp_async rcuwb does not set",
 			       m->path, k->variant, k->kconfig, k->version);
-	for (int f = 0; f < m->nflavours; f++)
-		if (flavour_offered(k, flavour_find(m->flavours[f])) < 0)
+	for (int f = 0; f < m->nflavours; f++) {
+		const struct flavour *fl = flavour_find(m->flavours[f]);
+
+		if (flavour_offered(k, fl) < 0)
 			return set_err("%s:%d: flavours: %s", m->path, m->flavours_line, last_err());
+		for (int t = 0; m->async && !fl->no_async && t < m->ntopos; t++)
+			if (flavour_async_runs(k, fl, m->topos[t].vcpus) < 0)
+				return set_err("%s:%d: flavours: %s", m->path, m->flavours_line, last_err());
+	}
 	return 0;
 }
 

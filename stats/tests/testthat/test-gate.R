@@ -77,6 +77,24 @@ test_that("the cell key keeps RCU flavours apart; rcu's cells keep their keys", 
                c("v1-n1/normal/w1-r0", "v1-n1/normal/w1-r0/f=srcu", "v1-n1/normal/w1-r0/f=tasks-tracing"))
 })
 
+test_that("async cells of 6.1 and 6.12 are not compared: their samples time different things", {
+  p <- new_db()
+  cmd <- "console=ttyS0 rcuscale.holdoff=3 rcuscale.gp_async=1 rcuscale.gp_async_max=10"
+  for (r in 1:3) {
+    add_run(p, "old", "v1-n1/async/w1-r0-a10", samples_ns = samples_with_p50(10), cmdline = cmd, rep = r)
+    add_run(p, "new", "v1-n1/async/w1-r0-a10", samples_ns = samples_with_p50(10), cmdline = cmd, rep = r)
+  }
+  con <- DBI::dbConnect(RSQLite::SQLite(), p)
+  DBI::dbExecute(con, "UPDATE runs SET kernel_version = '6.12.118' WHERE variant = 'new'")
+  DBI::dbDisconnect(con)
+  rt <- build_run_table(read_runs(p), run_stats(read_samples(p)))
+  expect_equal(unique(rt$async_samples[rt$variant == "old"]), "a call with its barrier wait (6.1's rcuscale)")
+  expect_equal(unique(rt$async_samples[rt$variant == "new"]), "the enqueue alone (6.12's rcuscale)")
+  r <- gate(p, "old", "new", threshold = 0.05)
+  expect_equal(r$status, 2L)
+  expect_equal(r$refused$field, "what rcuscale's async samples time")
+})
+
 test_that("PASS: the one-sided upper bound is below the threshold (hand-checked bound)", {
   p <- gate_db(base5, base5 * 1.005)
   r <- gate(p, "stock", "cand", threshold = 0.05)
