@@ -11,7 +11,8 @@
 # Trace cell is left out and said so, never run as normal; a flavour the
 # kernel lacks (tasks-tracing in tiny), an unknown flavour and a flavour
 # whose every mode is missing are refused in one line naming the file and
-# line before any guest boots.
+# line before any guest boots; a database stored before flavours keeps its
+# cells.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 scratch flavours
@@ -97,6 +98,17 @@ check "the gate judges the async cells (exit $rc)" test "$rc" -le 1 -o "$rc" -eq
 for c in "async/w1-r0-a10/h1/hz250-full-idle/k=flavours" "async/w1-r0-a10/h1/hz250-full-idle/f=srcu/k=flavours"; do
 	check "... with a verdict of its own for $c" grep -qE "(PASS|SLOWDOWN|INCONCLUSIVE) +v1-n1/$c(:|\$)" <<< "$out"
 done
+
+# A database stored before flavours (schema 9, by the runner of 581d1c7:
+# after, 1 vCPU, normal and expedited, with and without a boot parameter;
+# data/schema9-pre-flavours.*): its cells are the ones this runner plans.
+cp "$here/data/schema9-pre-flavours.db" "$work/old.db"
+expect "a database from before flavours: --resume of its matrix plans nothing" "0 runs" \
+	"$("$rcuwb" -d "$work/old.db" run -n --resume "$here/data/schema9-pre-flavours.yaml" 2>&1 | grep -o '^[0-9]* runs')"
+expect "... its stored cells are the cells planned now" \
+	"$("$rcuwb" -d "$work/old.db" run -n "$here/data/schema9-pre-flavours.yaml" 2>/dev/null | awk '$2 == "rep" { print $5 }' | sort | tr '\n' ' ')" \
+	"$(sqlite3 "$work/old.db" "SELECT cell FROM runs" | sort | tr '\n' ' ')"
+check "... and it is summarised" bash -c "'$rcuwb' -d '$work/old.db' summary -M pre | grep -q 'v1-n1/normal/w1-r0 '"
 
 # refused RC MSG PATTERN: exit non-zero, one line, matching PATTERN
 refused() { [ "$1" -ne 0 ] && [ "$(grep -c . <<< "$2")" = 1 ] && grep -q -- "$3" <<< "$2"; }
