@@ -2,6 +2,7 @@
 #include "unit.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -84,6 +85,15 @@ static void lock_dir(char *dir, size_t cap)
 	assert_int_equal(setenv("RCUWB_PU_LOCKS", dir, 1), 0);
 }
 
+/* Remove the test's lock directory (its pu-N.lock files too). */
+static void rm_lock_dir(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Two runners (two sets of locks: flock conflicts between open files even in one process). */
 static void test_two_runners_share_pus(void **state)
 {
@@ -119,6 +129,7 @@ static void test_two_runners_share_pus(void **state)
 	place_release(&b, &pb);
 	pulock_fini(&la);
 	pulock_fini(&lb);
+	rm_lock_dir(dir);
 }
 
 /* A runner that dies holds nothing: the kernel drops its locks. */
@@ -145,6 +156,7 @@ static void test_dead_runner_releases(void **state)
 	assert_int_equal(pulock_try(&l, 3), 1);	/* already ours */
 	assert_int_equal(pulock_try(&l, PULOCK_MAX), -1);
 	pulock_fini(&l);
+	rm_lock_dir(dir);
 }
 
 /* A lock directory that cannot be made is one clear error. */
