@@ -101,8 +101,8 @@ done
 
 # A database stored before flavours (schema 9, by the runner of 581d1c7:
 # after, 1 vCPU, normal and expedited, with and without a boot parameter;
-# data/schema9-pre-flavours.*): its cells are the ones this runner plans.
-cp "$here/data/schema9-pre-flavours.db" "$work/old.db"
+# data/schema9-pre-flavours.{sql,yaml}): its cells are the ones this runner plans.
+sqlite3 "$work/old.db" < "$here/data/schema9-pre-flavours.sql"
 expect "a database from before flavours: --resume of its matrix plans nothing" "0 runs" \
 	"$("$rcuwb" -d "$work/old.db" run -n --resume "$here/data/schema9-pre-flavours.yaml" 2>&1 | grep -o '^[0-9]* runs')"
 expect "... its stored cells are the cells planned now" \
