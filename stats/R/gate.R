@@ -119,10 +119,10 @@ cell_key <- function(runs, drop = character()) {
   nw <- if ("writers" %in% drop) rep("*", nrow(runs)) else num(runs$nwriters)
   cmd <- if (is.null(runs$cmdline)) rep(NA_character_, nrow(runs)) else runs$cmdline
   # the last rcuscale.NAME= on the command line is the one the kernel uses
-  param <- function(name) {
+  param <- function(name, value = "[0-9]+") {
     vapply(cmd, function(x) {
       if (is.na(x)) return(NA_character_)
-      m <- regmatches(x, gregexpr(paste0("rcu(scale|perf)\\.", name, "=[0-9]+"), x))[[1]]
+      m <- regmatches(x, gregexpr(paste0("rcu(scale|perf)\\.", name, "=", value), x))[[1]]
       if (length(m)) sub(".*=", "", m[length(m)]) else NA_character_
     }, character(1), USE.NAMES = FALSE)
   }
@@ -143,12 +143,8 @@ cell_key <- function(runs, drop = character()) {
             ifelse(is.na(col("kconfig_preempt")), "?", col("kconfig_preempt")),
             ifelse(is.na(col("kconfig_nohz")), "?", col("kconfig_nohz")))
   # the flavour (rcuscale.scale_type; none for rcu, the kernel's default)
-  st <- vapply(cmd, function(x) {
-    m <- if (is.na(x)) character() else
-      regmatches(x, gregexpr("rcuscale\\.scale_type=[a-z-]+", x))[[1]]
-    if (length(m)) sub(".*=", "", m[length(m)]) else "rcu"
-  }, character(1), USE.NAMES = FALSE)
-  fl <- ifelse(kind != "rcuscale" | st == "rcu", "", paste0("f=", st))
+  st <- param("scale_type", "[a-z-]+")
+  fl <- ifelse(kind != "rcuscale" | is.na(st) | st == "rcu", "", paste0("f=", st))
   kc <- as.character(col("kconfig"))
   kc <- ifelse(is.na(kc) | !nzchar(kc) | kc == "tiny" | "kconfig" %in% drop, "", paste0("k=", kc))
   bp <- ifelse(is.na(runs$boot_params), "", runs$boot_params)

@@ -23,23 +23,33 @@ static const char rerun_help[] =
 	"scripts' kvm-again.sh.\n";
 
 /* The spec the outcome is judged against, from the stored run. */
+/* What follows the first `tag` in `s`, NULL when there is none. */
+static const char *after(const char *s, const char *tag)
+{
+	const char *p = strstr(s, tag);
+
+	return p ? p + strlen(tag) : NULL;
+}
+
 static int spec_of(const struct stored_run *r, struct run_spec *s)
 {
+	const char *p;
+
 	run_spec_init(s);
 	snprintf(s->matrix, sizeof(s->matrix), "%s", r->matrix);
 	s->rep = r->rep;
 	snprintf(s->kconfig, sizeof(s->kconfig), "%s", r->kconfig[0] ? r->kconfig : KCONFIG_DEFAULT);
 	s->kind = !strcmp(r->kind, "probe") ? RUN_PROBE : RUN_RCUSCALE;
 	s->gp = !strcmp(r->gp_mode, "expedited") ? GP_EXPEDITED : !strcmp(r->gp_mode, "async") ? GP_ASYNC : GP_NORMAL;
-	/* an async cell's callbacks in flight: "/w1-r0-a10" */
-	if (s->gp == GP_ASYNC && strstr(r->cell, "-a"))
-		s->async_max = atoi(strstr(r->cell, "-a") + 2);
 	s->nwriters = r->nwriters;
 	s->nreaders = r->nreaders;
-	/* the flavour is in the cell's name ("/f=srcu"; none for rcu) */
-	if (strstr(r->cell, "/f="))
-		snprintf(s->flavour, sizeof(s->flavour), "%.*s", (int)strcspn(strstr(r->cell, "/f=") + 3, "/"),
-			 strstr(r->cell, "/f=") + 3);
+	/* what the cell's name says of the rest (run_cell_key()): "/w1-r0-a10" and "/f=srcu" */
+	p = after(r->cell, "-r");
+	if (s->gp == GP_ASYNC && p && !strncmp(p + strspn(p, "0123456789"), "-a", 2))
+		s->async_max = atoi(p + strspn(p, "0123456789") + 2);
+	p = after(r->cell, "/f=");
+	if (p)
+		snprintf(s->flavour, sizeof(s->flavour), "%.*s", (int)strcspn(p, "/"), p);
 	snprintf(s->boot_params, sizeof(s->boot_params), "%s", r->boot_params);
 	return topo_make(&s->topo, (unsigned)r->vcpus, r->numa_nodes > 1 ? (unsigned)r->numa_nodes : 0,
 			 (unsigned)r->mem_mib, (unsigned)r->sockets, (unsigned)r->cores, (unsigned)r->threads);
